@@ -1,0 +1,29 @@
+"""Chunk Explorer's core: cut documents into chunks with exact character offsets.
+
+>>> import chunking
+>>> chunks = chunking.chunk("First paragraph.\\n\\nSecond one.", size=20)
+>>> [(c.start, c.end) for c in chunks]
+[(0, 16), (18, 29)]
+"""
+
+from .core import build_chunks, check_text, chunk, run
+from .model import UNSPLITTABLE, Chunk
+from .registry import Config, Param, Piece, Strategy, get_strategy, strategies
+from .units import UNITS, get_sizer
+
+__all__ = [
+    "UNITS",
+    "UNSPLITTABLE",
+    "Chunk",
+    "Config",
+    "Param",
+    "Piece",
+    "Strategy",
+    "build_chunks",
+    "check_text",
+    "chunk",
+    "get_sizer",
+    "get_strategy",
+    "run",
+    "strategies",
+]

@@ -1,0 +1,63 @@
+"""The immutable chunk record shared by every strategy, the app and the CLI."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One piece of a document.
+
+    Invariant: ``source[chunk.start:chunk.end] == chunk.text`` for the ``source`` the
+    chunk was cut from. ``size`` is measured in the configured unit on ``text`` itself.
+
+    ``metadata`` is read-only. Keys used across strategies:
+
+    - ``boundary``: why this chunk ends where it does (``"separator"``, ``"size"``,
+      ``"header"``, ``"end"``, ...).
+    - ``header_path``: list of enclosing headers (Markdown, HTML).
+    - ``level``: hierarchy level (parent-child) or header level.
+    - ``parent``: index of the parent chunk (parent-child).
+    - ``flags``: list of strings such as ``"over limit: unsplittable"``.
+    """
+
+    index: int
+    start: int
+    end: int
+    text: str
+    size: int
+    metadata: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, hash=False)
+
+    def __post_init__(self) -> None:
+        if self.start < 0 or self.end < self.start:
+            raise ValueError(f"invalid chunk span [{self.start}, {self.end})")
+        if len(self.text) != self.end - self.start:
+            raise ValueError("chunk text length does not match its span")
+        if type(self.metadata) is not MappingProxyType:
+            object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        return tuple(self.metadata.get("flags", ()))
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary (the JSONL/CSV row format)."""
+        return {
+            "index": self.index,
+            "start": self.start,
+            "end": self.end,
+            "size": self.size,
+            "text": self.text,
+            "metadata": dict(self.metadata),
+        }
+
+
+#: Flag for a chunk that is over the size limit because it cannot be split further
+#: (for example a single character worth more tokens than the limit).
+UNSPLITTABLE = "over limit: unsplittable"

@@ -1,0 +1,3 @@
+"""Importing this package registers every built-in strategy."""
+
+from . import recursive, windows  # noqa: F401
