@@ -43,17 +43,31 @@ class WordSizer:
 
 
 class TokenSizer:
-    """Counts tiktoken tokens. Special-token text such as ``<|endoftext|>`` is ordinary text."""
+    """Counts tiktoken tokens. Special-token text such as ``<|endoftext|>`` is ordinary text.
+
+    Counts are memoised (up to ``cache_size`` texts) so that re-chunking the same
+    document at another size, as the explorer does on every slider move, does not
+    tokenise the same pieces again.
+    """
 
     name = "tokens"
 
-    def __init__(self, encoding_name: str = DEFAULT_ENCODING) -> None:
+    def __init__(self, encoding_name: str = DEFAULT_ENCODING, cache_size: int = 1 << 16) -> None:
         self.encoding_name = encoding_name
         self.encoding = get_encoding(encoding_name)
-        self._encode = self.encoding.encode_ordinary
+        encode = self.encoding.encode_ordinary
+
+        @lru_cache(maxsize=cache_size)
+        def count(text: str) -> int:
+            return len(encode(text))
+
+        self._count = count
 
     def size(self, text: str) -> int:
-        return len(self._encode(text))
+        return self._count(text)
+
+    def clear_cache(self) -> None:
+        self._count.cache_clear()
 
 
 @lru_cache(maxsize=8)

@@ -16,8 +16,8 @@ sits in the source. Two differences, both so that the size limit holds exactly:
 from __future__ import annotations
 
 import re
-from collections import deque
 from collections.abc import Iterator, Mapping
+from itertools import pairwise
 from types import MappingProxyType
 from typing import Any
 
@@ -64,27 +64,10 @@ class RecursiveSplitter:
         self._patterns = {
             s: re.compile(s if is_separator_regex else re.escape(s)) for s in self.separators if s
         }
-        self._lengths: dict[tuple[int, int], int] = {}
         # Characters with kept separators: pieces are contiguous and a run of pieces
         # measures end - start, so merging needs only the cut positions.
         self._contiguous_chars = sizer.name == "chars" and keep_separator != "none"
-        if sizer.name == "chars":
-            self.length = self._char_length
-        else:
-            self.length = self._measured_length
-
-    # -- sizes ------------------------------------------------------------------------
-
-    @staticmethod
-    def _char_length(start: int, end: int) -> int:
-        return end - start
-
-    def _measured_length(self, start: int, end: int) -> int:
-        key = (start, end)
-        n = self._lengths.get(key)
-        if n is None:
-            n = self._lengths[key] = self.sizer.size(self.text[start:end])
-        return n
+        self.count = len if sizer.name == "chars" else sizer.size
 
     # -- splitting --------------------------------------------------------------------
 
@@ -107,23 +90,25 @@ class RecursiveSplitter:
 
         if self._contiguous_chars:
             return self._split_contiguous_chars(segment, lo, separator, rest)
-        out: list[Span] = []
-        good: list[tuple[int, int]] = []
+        spans = self._pieces(segment, lo, separator)
+        count, text = self.count, self.text
+        lengths = [count(text[a:b]) for a, b in spans]
         merge_sep = "" if self.keep != "none" else separator
-        size = self.size
-        for start, end in self._pieces(segment, lo, separator):
-            if self.length(start, end) < size:
-                good.append((start, end))
+        sep_len = count(merge_sep) if merge_sep else 0
+        out: list[Span] = []
+        first = 0  # first piece of the current run of pieces shorter than size
+        for k, n in enumerate(lengths):
+            if n < self.size:
                 continue
-            if good:
-                out.extend(self._merge(good, merge_sep, separator))
-                good = []
+            if k > first:
+                self._merge(spans, lengths, first, k, sep_len, separator, out)
             if rest:
-                out.extend(self._split(start, end, rest))
+                out.extend(self._split(spans[k][0], spans[k][1], rest))
             else:
-                out.append((start, end, separator, True))
-        if good:
-            out.extend(self._merge(good, merge_sep, separator))
+                out.append((spans[k][0], spans[k][1], separator, True))
+            first = k + 1
+        if len(spans) > first:
+            self._merge(spans, lengths, first, len(spans), sep_len, separator, out)
         return out
 
     def _split_contiguous_chars(
@@ -134,17 +119,15 @@ class RecursiveSplitter:
         if not separator:
             cuts = list(range(lo, hi + 1))
         else:
-            pattern = self._patterns[separator]
-            at = [m.start() for m in pattern.finditer(segment)]
-            if self.keep == "end":
-                at = [m.end() for m in pattern.finditer(segment)]
+            matches = self._patterns[separator].finditer(segment)
+            at = [m.end() for m in matches] if self.keep == "end" else [m.start() for m in matches]
             cuts = [lo]
             for a in at:
                 if a and a + lo != cuts[-1]:
                     cuts.append(a + lo)
             if cuts[-1] != hi:
                 cuts.append(hi)
-        size, overlap = self.size, self.overlap
+        size = self.size
         out: list[Span] = []
         first = 0  # first piece of the current run of pieces shorter than size
         for k in range(len(cuts) - 1):
@@ -169,59 +152,55 @@ class RecursiveSplitter:
         s = first
         for k in range(first, stop):
             n = cuts[k + 1] - cuts[k]
-            if cuts[k] - cuts[s] + n > size:
-                if k > s:
-                    self._emit_span(cuts[s], cuts[k], separator, out)
-                    while s < k and (cuts[k] - cuts[s] > overlap or cuts[k] - cuts[s] + n > size):
-                        s += 1
+            if cuts[k] - cuts[s] + n > size and k > s:
+                self._emit_span(cuts[s], cuts[k], separator, out)
+                while s < k and (cuts[k] - cuts[s] > overlap or cuts[k] - cuts[s] + n > size):
+                    s += 1
         self._emit_span(cuts[s], cuts[stop], separator, out)
 
-    def _pieces(self, segment: str, lo: int, separator: str) -> Iterator[tuple[int, int]]:
+    def _pieces(self, segment: str, lo: int, separator: str) -> list[tuple[int, int]]:
         """The non-empty pieces of ``segment`` split at ``separator`` (absolute offsets)."""
         if not separator:
-            return ((lo + i, lo + i + 1) for i in range(len(segment)))
+            return [(lo + i, lo + i + 1) for i in range(len(segment))]
         matches = self._patterns[separator].finditer(segment)
         if self.keep == "start":
-            cuts = [0, *(m.start() for m in matches), len(segment)]
-            spans = zip(cuts, cuts[1:])
+            spans = pairwise([0, *(m.start() for m in matches), len(segment)])
         elif self.keep == "end":
-            cuts = [0, *(m.end() for m in matches), len(segment)]
-            spans = zip(cuts, cuts[1:])
+            spans = pairwise([0, *(m.end() for m in matches), len(segment)])
         else:
             bounds = [0]
             for m in matches:
+                if m.group() and not m.group().isspace():
+                    raise _dropping_text_error(m.group())
                 bounds += (m.start(), m.end())
             bounds.append(len(segment))
-            spans = zip(bounds[::2], bounds[1::2])
-        return ((lo + a, lo + b) for a, b in spans if b > a)
+            spans = zip(bounds[::2], bounds[1::2], strict=True)
+        return [(lo + a, lo + b) for a, b in spans if b > a]
 
     def _merge(
-        self, pieces: list[tuple[int, int]], merge_sep: str, separator: str
-    ) -> list[Span]:
-        """Pack pieces into chunks up to ``size``, keeping up to ``overlap`` of the tail."""
-        size, overlap, length = self.size, self.overlap, self.length
-        sep_len = self.sizer.size(merge_sep) if merge_sep else 0
-        out: list[Span] = []
-        current: deque[tuple[int, int, int]] = deque()
+        self,
+        spans: list[tuple[int, int]],
+        lengths: list[int],
+        first: int,
+        stop: int,
+        sep_len: int,
+        separator: str,
+        out: list[Span],
+    ) -> None:
+        """Pack pieces ``first..stop-1`` into chunks up to ``size``, keeping up to
+        ``overlap`` of each chunk's tail; the current chunk is pieces ``s..k-1``."""
+        size, overlap = self.size, self.overlap
+        s = first
         total = 0
-        for start, end in pieces:
-            n = length(start, end)
-            if total + n + (sep_len if current else 0) > size:
-                if current:
-                    self._emit(current, separator, out)
-                    while current and (
-                        total > overlap or (total + n + sep_len > size and total > 0)
-                    ):
-                        total -= current[0][2] + (sep_len if len(current) > 1 else 0)
-                        current.popleft()
-            current.append((start, end, n))
-            total += n + (sep_len if len(current) > 1 else 0)
-        if current:
-            self._emit(current, separator, out)
-        return out
-
-    def _emit(self, current: deque, separator: str, out: list[Span]) -> None:
-        self._emit_span(current[0][0], current[-1][1], separator, out)
+        for k in range(first, stop):
+            n = lengths[k]
+            if total + n + (sep_len if k > s else 0) > size and k > s:
+                self._emit_span(spans[s][0], spans[k - 1][1], separator, out)
+                while k > s and (total > overlap or (total + n + sep_len > size and total > 0)):
+                    total -= lengths[s] + (sep_len if k - s > 1 else 0)
+                    s += 1
+            total += n + (sep_len if k > s else 0)
+        self._emit_span(spans[s][0], spans[stop - 1][1], separator, out)
 
     def _emit_span(self, start: int, end: int, separator: str, out: list[Span]) -> None:
         if self.strip:
@@ -291,6 +270,30 @@ def recursive_pieces(text: str, sizer: Sizer, splitter: RecursiveSplitter) -> It
             yield from fit_span(text, start, end, sizer, limit)
 
 
+def _dropping_text_error(separator: str) -> ValueError:
+    return ValueError(
+        f"keep_separator 'none' would drop the separator {separator!r}, which is not "
+        "whitespace, losing text; keep it at the 'start' or 'end' instead"
+    )
+
+
+def _valid_separators(p: Mapping[str, Any]) -> None:
+    if not p["is_separator_regex"]:
+        if p["keep_separator"] == "none":
+            for sep in p["separators"]:
+                if sep and not sep.isspace():
+                    raise _dropping_text_error(sep)
+        return
+    for sep in p["separators"]:
+        try:
+            re.compile(sep)
+        except re.error as exc:
+            raise ValueError(
+                f"separator {sep!r} is not a valid regular expression ({exc}); escape it "
+                "or set is_separator_regex to false"
+            ) from None
+
+
 def _separators_param(default: tuple[str, ...]) -> Param:
     return Param(
         "separators",
@@ -338,7 +341,7 @@ SEPARATOR_REGEX = Param(
         STRIP_WHITESPACE,
         SEPARATOR_REGEX,
     ),
-    checks=(overlap_below_size,),
+    checks=(overlap_below_size, _valid_separators),
 )
 def _recursive(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
     splitter = RecursiveSplitter(

@@ -18,6 +18,7 @@ flagged ``"over limit: token boundary"``.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from contextlib import suppress
 from functools import lru_cache
 from typing import Any
 
@@ -32,7 +33,7 @@ from ..registry import (
     size_param,
     unit_param,
 )
-from ..units import WORD_RE, DEFAULT_ENCODING, Sizer, get_encoding
+from ..units import DEFAULT_ENCODING, WORD_RE, Sizer, get_encoding
 
 TOKEN_BOUNDARY = "over limit: token boundary"
 
@@ -53,10 +54,8 @@ def _token_byte_lengths(encoding_name: str) -> np.ndarray:
     enc = get_encoding(encoding_name)
     lengths = np.zeros(enc.n_vocab, dtype=np.int64)
     for token in range(enc.n_vocab):
-        try:
+        with suppress(KeyError):  # gaps in the vocabulary
             lengths[token] = len(enc.decode_single_token_bytes(token))
-        except KeyError:  # gaps in the vocabulary
-            pass
     return lengths
 
 

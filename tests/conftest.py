@@ -1,0 +1,40 @@
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_DOCS = ROOT / "sample_docs"
+CHROMA = ROOT.parent / "shared" / "datasets" / "chroma-eval"
+
+settings.register_profile(
+    "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "dev", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+def sample_paths() -> list[Path]:
+    return sorted(p for p in SAMPLE_DOCS.iterdir() if p.is_file() and p.name != "README.md")
+
+
+def chroma_corpora() -> list[Path]:
+    return sorted((CHROMA / "corpora").glob("*.md"))
+
+
+@pytest.fixture(scope="session")
+def chroma_dir() -> Path:
+    if not CHROMA.is_dir():
+        pytest.fail(f"the chroma-eval data set is missing at {CHROMA}")
+    return CHROMA
+
+
+settings.register_profile(
+    "thorough", max_examples=400, deadline=None, suppress_health_check=list(HealthCheck)
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
