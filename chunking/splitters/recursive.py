@@ -68,6 +68,7 @@ class RecursiveSplitter:
         # measures end - start, so merging needs only the cut positions.
         self._contiguous_chars = sizer.name == "chars" and keep_separator != "none"
         self.count = len if sizer.name == "chars" else sizer.size
+        self._literal = not is_separator_regex
 
     # -- splitting --------------------------------------------------------------------
 
@@ -90,11 +91,14 @@ class RecursiveSplitter:
 
         if self._contiguous_chars:
             return self._split_contiguous_chars(segment, lo, separator, rest)
-        spans = self._pieces(segment, lo, separator)
-        count, text = self.count, self.text
-        lengths = [count(text[a:b]) for a, b in spans]
+        if self._literal and separator:
+            spans, lengths = self._literal_pieces(segment, lo, separator)
+        else:
+            spans = self._pieces(segment, lo, separator)
+            count, text = self.count, self.text
+            lengths = [count(text[a:b]) for a, b in spans]
         merge_sep = "" if self.keep != "none" else separator
-        sep_len = count(merge_sep) if merge_sep else 0
+        sep_len = self.count(merge_sep) if merge_sep else 0
         out: list[Span] = []
         first = 0  # first piece of the current run of pieces shorter than size
         for k, n in enumerate(lengths):
@@ -158,15 +162,45 @@ class RecursiveSplitter:
                     s += 1
         self._emit_span(cuts[s], cuts[stop], separator, out)
 
+    def _literal_pieces(
+        self, segment: str, lo: int, separator: str
+    ) -> tuple[list[tuple[int, int]], list[int]]:
+        """``_pieces`` for a literal separator, with ``str.split``; also their sizes."""
+        parts = segment.split(separator)
+        if self.keep == "start":
+            texts = [parts[0], *(separator + part for part in parts[1:])]
+        elif self.keep == "end":
+            texts = [*(part + separator for part in parts[:-1]), parts[-1]]
+        else:
+            if not separator.isspace():
+                raise _dropping_text_error(separator)
+            texts = parts
+        gap = len(separator) if self.keep == "none" else 0
+        spans = []
+        start = lo
+        for piece in texts:
+            end = start + len(piece)
+            if end > start:
+                spans.append((start, end))
+            start = end + gap
+        texts = [piece for piece in texts if piece]
+        return spans, list(map(self.count, texts))
+
     def _pieces(self, segment: str, lo: int, separator: str) -> list[tuple[int, int]]:
         """The non-empty pieces of ``segment`` split at ``separator`` (absolute offsets)."""
         if not separator:
             return [(lo + i, lo + i + 1) for i in range(len(segment))]
         matches = self._patterns[separator].finditer(segment)
         if self.keep == "start":
-            spans = pairwise([0, *(m.start() for m in matches), len(segment)])
+            cuts = [m.start() for m in matches]
+            cuts.insert(0, 0)
+            cuts.append(len(segment))
+            spans = pairwise(cuts)
         elif self.keep == "end":
-            spans = pairwise([0, *(m.end() for m in matches), len(segment)])
+            cuts = [m.end() for m in matches]
+            cuts.insert(0, 0)
+            cuts.append(len(segment))
+            spans = pairwise(cuts)
         else:
             bounds = [0]
             for m in matches:

@@ -1,0 +1,385 @@
+"""Read documents from files or bytes into plain text (UI-free).
+
+Both the Streamlit app and the CLI go through :func:`read_path` or :func:`read_bytes`.
+Every problem is reported as a :class:`DocumentError` whose message names the file and
+says what to do about it.
+
+The returned :attr:`Document.text` is the text *as read*: line endings are not
+normalised and markup is not stripped, so chunk offsets always refer to this exact
+string. Only a leading byte-order mark is removed.
+"""
+
+from __future__ import annotations
+
+import bisect
+import codecs
+import io
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from docx.table import Table
+
+MAX_BYTES_DEFAULT = 50 * 1024 * 1024
+
+_CODE_LANGUAGES: dict[str, str] = {
+    ".py": "python",
+    ".js": "javascript",
+    ".jsx": "javascript",
+    ".ts": "typescript",
+    ".tsx": "typescript",
+    ".java": "java",
+    ".go": "go",
+    ".rs": "rust",
+    ".c": "c",
+    ".h": "c",
+    ".cpp": "cpp",
+    ".cc": "cpp",
+    ".hpp": "cpp",
+}
+
+SUPPORTED_EXTENSIONS: dict[str, str] = {
+    ".txt": "text",
+    ".csv": "text",
+    ".rst": "text",
+    ".log": "text",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".html": "html",
+    ".htm": "html",
+    ".json": "json",
+    **dict.fromkeys(_CODE_LANGUAGES, "code"),
+    ".pdf": "pdf",
+    ".docx": "docx",
+}
+
+# Byte-order marks, longest first: the UTF-32 LE mark starts with the UTF-16 LE one.
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+# Control characters (Unicode category Cc) except those that legitimately occur in
+# text files: tab, line feed, vertical tab, form feed, carriage return, ESC (coloured logs).
+_SUSPICIOUS_CONTROLS = re.compile("[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f-\x9f]")
+# More than this share of other control characters means "binary, not text".
+_MAX_CONTROL_RATIO = 0.02
+# Western European default when charset-normalizer finds several equally good answers.
+_WESTERN = "cp1252"
+_CHAOS_TOLERANCE = 0.01
+
+
+class DocumentError(ValueError):
+    """A document that cannot be read; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Document:
+    """The text of one document plus what is known about where it came from."""
+
+    text: str
+    name: str
+    kind: str
+    encoding: str | None
+    pages: tuple[tuple[int, int], ...] = ()
+    language: str | None = None
+
+    def page_of(self, offset: int) -> int | None:
+        """1-based page number containing the character ``offset``; None if not a PDF.
+
+        Each page owns its own text and the ``"\\n\\n"`` separator that follows it;
+        ``offset == len(text)`` belongs to the last page. Offsets outside the text
+        give None.
+        """
+        if not self.pages or offset < 0 or offset > len(self.text):
+            return None
+        starts = [start for start, _ in self.pages]
+        return bisect.bisect_right(starts, offset)
+
+
+# --------------------------------------------------------------------------- public
+
+
+def read_path(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES_DEFAULT) -> Document:
+    """Read the file at ``path``; its size is checked before anything is read."""
+    _check_limit(max_bytes)
+    name = PurePath(os.fspath(path)).name or os.fspath(path)
+    try:
+        size = os.stat(path).st_size
+        if os.path.isdir(path):
+            raise DocumentError(f"{name} is a folder, not a file; pick a file inside it")
+        _check_size(size, name, max_bytes)
+        _kind_for(name)  # fail on an unsupported extension before reading
+        with open(path, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except FileNotFoundError as exc:
+        raise DocumentError(f"{name} was not found; check the path ({os.fspath(path)})") from exc
+    except PermissionError as exc:
+        raise DocumentError(f"{name} cannot be opened: permission denied") from exc
+    except OSError as exc:
+        raise DocumentError(f"{name} cannot be read: {exc.strerror or exc}") from exc
+    return read_bytes(data, name, max_bytes=max_bytes)
+
+
+def read_bytes(data: bytes, name: str, *, max_bytes: int = MAX_BYTES_DEFAULT) -> Document:
+    """Turn the raw bytes of a file called ``name`` into a :class:`Document`."""
+    _check_limit(max_bytes)
+    name = PurePath(name).name or name
+    _check_size(len(data), name, max_bytes)
+    kind = _kind_for(name)
+    if kind == "pdf":
+        return _read_pdf(data, name)
+    if kind == "docx":
+        return _read_docx(data, name)
+    text, encoding = _decode_text(data, name)
+    if kind == "json" and not _is_json(text):
+        kind = "text"
+    language = _CODE_LANGUAGES.get(_extension(name)) if kind == "code" else None
+    return Document(text=text, name=name, kind=kind, encoding=encoding, language=language)
+
+
+# --------------------------------------------------------------------- decoding
+
+
+def _decode_text(data: bytes, name: str) -> tuple[str, str]:
+    """Decode text bytes and return ``(text, encoding)``; a leading BOM is removed.
+
+    Order: byte-order marks, BOM-less UTF-16, strict UTF-8, then charset-normalizer.
+    Binary data and whitespace-only text raise :class:`DocumentError`.
+    """
+    decoded = _decode_with_bom(data, name) or _decode_utf16_without_bom(data)
+    if decoded is None:
+        if b"\x00" in data:
+            raise _binary(name)
+        decoded = _decode_utf8(data) or _decode_guessed(data, name)
+    text, encoding = decoded
+    if _looks_binary(text):
+        raise _binary(name)
+    if not text.strip():
+        raise DocumentError(f"{name} contains only whitespace; there is nothing to chunk")
+    return text, encoding
+
+
+# ----------------------------------------------------------------------- checks
+
+
+def _check_limit(max_bytes: int) -> None:
+    if max_bytes <= 0:
+        raise ValueError(f"max_bytes must be positive, got {max_bytes}")
+
+
+def _check_size(size: int, name: str, max_bytes: int) -> None:
+    if size == 0:
+        raise DocumentError(f"{name} is empty (0 bytes); choose a file that contains text")
+    if size > max_bytes:
+        shown, limit = _format_size(size), _format_size(max_bytes)
+        if shown == limit:
+            shown = f"{size:,} bytes"
+            limit = f"{max_bytes:,}-byte"
+        raise DocumentError(
+            f"{name} is {shown}, over the {limit} limit; "
+            "split it into smaller files or raise the limit (CLI: --max-mb)"
+        )
+
+
+def _format_size(size: int) -> str:
+    """Human-readable size: ``'61.2 MB'``, ``'50 MB'``, ``'12 KB'``, ``'100 bytes'``."""
+    for unit, factor in (("GB", 1024**3), ("MB", 1024**2), ("KB", 1024)):
+        if size >= factor:
+            return f"{size / factor:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{size} bytes"
+
+
+def _extension(name: str) -> str:
+    return PurePath(name).suffix.lower()
+
+
+def _kind_for(name: str) -> str:
+    """The document kind for a file name, or DocumentError for unsupported extensions."""
+    extension = _extension(name)
+    if not extension:
+        return "text"
+    if extension not in SUPPORTED_EXTENSIONS:
+        supported = ", ".join(sorted(SUPPORTED_EXTENSIONS))
+        raise DocumentError(
+            f"{name} has the unsupported extension {extension}; supported: {supported}. "
+            "If it is plain text, rename it to .txt"
+        )
+    return SUPPORTED_EXTENSIONS[extension]
+
+
+def _binary(name: str) -> DocumentError:
+    return DocumentError(
+        f"{name} looks like a binary file, not text; convert it to text, PDF or DOCX first"
+    )
+
+
+def _looks_binary(text: str) -> bool:
+    """True when too many characters are control characters (binary data)."""
+    controls = sum(1 for _ in _SUSPICIOUS_CONTROLS.finditer(text))
+    return controls > _MAX_CONTROL_RATIO * len(text)
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def _decode_with_bom(data: bytes, name: str) -> tuple[str, str] | None:
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data[len(bom) :].decode(encoding), encoding
+            except UnicodeDecodeError as exc:
+                raise DocumentError(
+                    f"{name} starts with a {encoding} byte-order mark but is not valid "
+                    f"{encoding} (byte {exc.start + len(bom)}); re-save it as UTF-8"
+                ) from exc
+    return None
+
+
+def _decode_utf16_without_bom(data: bytes) -> tuple[str, str] | None:
+    """Recognise BOM-less UTF-16 by its zero bytes in every other position."""
+    if len(data) < 4 or len(data) % 2:
+        return None
+    half = len(data) // 2
+    zeros_even = data[0::2].count(0)
+    zeros_odd = data[1::2].count(0)
+    for zeros, other, encoding in (
+        (zeros_odd, zeros_even, "utf-16-le"),
+        (zeros_even, zeros_odd, "utf-16-be"),
+    ):
+        if zeros >= 0.3 * half and other <= 0.02 * half:
+            try:
+                return data.decode(encoding), encoding
+            except UnicodeDecodeError:
+                return None
+    return None
+
+
+def _decode_utf8(data: bytes) -> tuple[str, str] | None:
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        return None
+
+
+def _decode_guessed(data: bytes, name: str) -> tuple[str, str]:
+    """Ask charset-normalizer, preferring Windows code pages among equal guesses.
+
+    charset-normalizer often rates several single-byte code pages as equally clean
+    (Latin-1 text "looks fine" as cp1250 too, cp1251 as mac_cyrillic). Among the
+    guesses with the lowest "chaos", the most coherent Windows code page wins, and
+    cp1252 wins ties: it is by far the most common legacy encoding.
+    """
+    from charset_normalizer import from_bytes
+
+    matches = list(from_bytes(data))
+    if not matches:
+        raise _binary(name)
+    least_chaos = min(match.chaos for match in matches)
+    ranked: list[tuple[float, bool, str]] = []
+    for match in matches:
+        windows = [c for c in match.could_be_from_charset if c.startswith("cp125")]
+        if windows and match.chaos <= least_chaos + _CHAOS_TOLERANCE:
+            encoding = _WESTERN if _WESTERN in windows else windows[0]
+            ranked.append((match.coherence, encoding == _WESTERN, encoding))
+    for _, _, encoding in sorted(ranked, reverse=True):
+        try:
+            return data.decode(encoding), encoding
+        except UnicodeDecodeError:
+            continue
+    best = matches[0]
+    return str(best), best.encoding
+
+
+# ------------------------------------------------------------------ PDF and DOCX
+
+
+def _read_pdf(data: bytes, name: str) -> Document:
+    """Extract the text of each page with pypdf; pages are joined by a blank line."""
+    texts = _pdf_page_texts(data, name)
+    if not "".join(texts).strip():
+        raise DocumentError(
+            f"{name} has no text layer (is it a scanned document?); "
+            "run it through OCR (e.g. ocrmypdf) and try again"
+        )
+    pages: list[tuple[int, int]] = []
+    offset = 0
+    for text in texts:
+        pages.append((offset, offset + len(text)))
+        offset += len(text) + len("\n\n")
+    return Document(
+        text="\n\n".join(texts),
+        name=name,
+        kind="pdf",
+        encoding=None,
+        pages=tuple(pages),
+    )
+
+
+def _pdf_page_texts(data: bytes, name: str) -> list[str]:
+    from pypdf import PdfReader
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise DocumentError(f"{name} is password-protected; remove the password and try again")
+        return [page.extract_text() or "" for page in reader.pages]
+    except DocumentError:
+        raise
+    except Exception as exc:  # pypdf raises many exception types on damaged files
+        raise DocumentError(
+            f"{name} could not be read as a PDF ({type(exc).__name__}: {str(exc)[:200]}); "
+            "the file may be damaged or encrypted, try re-exporting it"
+        ) from exc
+
+
+def _read_docx(data: bytes, name: str) -> Document:
+    """Paragraph and table text in document order, blocks joined by a blank line."""
+    blocks = [block for block in _docx_blocks(data, name) if block.strip()]
+    if not blocks:
+        raise DocumentError(f"{name} contains no text; nothing to chunk")
+    return Document(text="\n\n".join(blocks), name=name, kind="docx", encoding=None)
+
+
+def _docx_blocks(data: bytes, name: str) -> list[str]:
+    import docx
+    from docx.table import Table
+
+    try:
+        document = docx.Document(io.BytesIO(data))
+        return [
+            _table_text(item) if isinstance(item, Table) else item.text
+            for item in document.iter_inner_content()
+        ]
+    except Exception as exc:  # python-docx raises zip, XML and key errors on damage
+        raise DocumentError(
+            f"{name} could not be read as a Word document ({type(exc).__name__}); "
+            "the file may be damaged or not a real .docx, try re-saving it from Word"
+        ) from exc
+
+
+def _table_text(table: Table) -> str:
+    """One line per row, cells separated by ``' | '``; merged cells appear once."""
+    lines = []
+    for row in table.rows:
+        cells: list[str] = []
+        previous = None
+        for cell in row.cells:
+            if cell._tc is not previous:
+                cells.append(cell.text)
+            previous = cell._tc
+        if any(text.strip() for text in cells):
+            lines.append(" | ".join(cells))
+    return "\n".join(lines)

@@ -1,0 +1,431 @@
+"""Tests for chunking.io: reading documents from bytes and files."""
+
+from __future__ import annotations
+
+import codecs
+import io
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+import chunking.io
+from chunking.io import (
+    MAX_BYTES_DEFAULT,
+    SUPPORTED_EXTENSIONS,
+    Document,
+    DocumentError,
+    read_bytes,
+    read_path,
+)
+
+SAMPLE_DOCS = Path(__file__).resolve().parent.parent / "sample_docs"
+
+
+def _write(tmp_path: Path, name: str, data: bytes) -> Path:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+def _pdf_with_pages(*page_texts: str) -> bytes:
+    """A minimal, valid PDF with one line of Helvetica text per page."""
+    page_count = len(page_texts)
+    font_id = 3 + 2 * page_count
+    kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(page_count))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {page_count} >>".encode(),
+    ]
+    for i, text in enumerate(page_texts):
+        content = f"BT /F1 18 Tf 72 700 Td ({text}) Tj ET".encode("latin-1")
+        objects.append(
+            (
+                "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+                f"/Resources << /Font << /F1 {font_id} 0 R >> >> "
+                f"/Contents {4 + 2 * i} 0 R >>"
+            ).encode()
+        )
+        objects.append(
+            f"<< /Length {len(content)} >>\nstream\n".encode() + content + b"\nendstream"
+        )
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref_at = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    for offset in offsets:
+        out += f"{offset:010d} 00000 n \n".encode()
+    out += (
+        f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref_at}\n%%EOF\n"
+    ).encode()
+    return bytes(out)
+
+
+# ------------------------------------------------------------------ text encodings
+
+
+def test_utf8_text_is_read_unchanged_including_crlf(tmp_path: Path) -> None:
+    text = "Grüße aus Köln — ½ € 😀\r\nSecond line\r\n"
+    doc = read_path(_write(tmp_path, "notes.txt", text.encode("utf-8")))
+    assert doc == Document(text=text, name="notes.txt", kind="text", encoding="utf-8")
+
+
+def test_utf8_bom_is_detected_and_stripped(tmp_path: Path) -> None:
+    data = codecs.BOM_UTF8 + "# Título\n\nCuerpo.".encode()
+    doc = read_path(_write(tmp_path, "readme.md", data))
+    assert doc.text == "# Título\n\nCuerpo."
+    assert doc.encoding == "utf-8-sig"
+    assert doc.kind == "markdown"
+
+
+@pytest.mark.parametrize(
+    ("codec", "bom", "expected"),
+    [
+        ("utf-16-le", codecs.BOM_UTF16_LE, "utf-16-le"),
+        ("utf-16-be", codecs.BOM_UTF16_BE, "utf-16-be"),
+        ("utf-32-le", codecs.BOM_UTF32_LE, "utf-32-le"),
+        ("utf-32-be", codecs.BOM_UTF32_BE, "utf-32-be"),
+    ],
+)
+def test_utf16_and_utf32_with_bom(codec: str, bom: bytes, expected: str) -> None:
+    text = "Ünïcödé line one\nline two with ß and 日本語\n"
+    doc = read_bytes(bom + text.encode(codec), "wide.txt")
+    assert doc.text == text
+    assert doc.encoding == expected
+
+
+def test_utf16_le_without_bom_is_recognised() -> None:
+    text = "Plain ASCII-ish words in UTF-16 without a byte-order mark.\n" * 3
+    doc = read_bytes(text.encode("utf-16-le"), "nobom.txt")
+    assert doc.text == text
+    assert doc.encoding == "utf-16-le"
+
+
+def test_latin1_text_is_decoded_exactly(tmp_path: Path) -> None:
+    text = "Café crème, naïve façade. " * 20
+    doc = read_path(_write(tmp_path, "latin.txt", text.encode("latin-1")))
+    assert doc.text == text
+    assert doc.encoding is not None and doc.encoding != "utf-8"
+
+
+def test_short_latin1_text_is_decoded_exactly() -> None:
+    assert read_bytes("Café crème".encode("latin-1"), "a.txt").text == "Café crème"
+
+
+def test_cp1252_curly_quotes_and_dashes() -> None:
+    text = "He said \u201chello\u201d \u2014 it\u2019s a caf\u00e9 \u2026 " * 10
+    doc = read_bytes(text.encode("cp1252"), "quotes.txt")
+    assert doc.text == text
+    assert doc.encoding == "cp1252"
+
+
+def test_non_western_single_byte_encoding_is_not_forced_to_cp1252() -> None:
+    text = "Привет, как дела? Это проверка кодировки текста. " * 10
+    doc = read_bytes(text.encode("cp1251"), "russian.txt")
+    assert doc.text == text
+
+
+# ------------------------------------------------------------------ bad text input
+
+
+def test_random_binary_with_nul_bytes_is_rejected() -> None:
+    data = bytes(random.Random(7).randrange(256) for _ in range(4000)) + b"\x00"
+    with pytest.raises(DocumentError, match=r"blob\.txt looks like a binary file"):
+        read_bytes(data, "blob.txt")
+
+
+def test_png_renamed_to_txt_is_rejected(tmp_path: Path) -> None:
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 4
+    with pytest.raises(DocumentError, match=r"image\.txt looks like a binary file"):
+        read_path(_write(tmp_path, "image.txt", png))
+
+
+def test_binary_without_nul_bytes_is_rejected() -> None:
+    rng = random.Random(3)
+    data = bytes(rng.randrange(1, 256) for _ in range(4000))
+    with pytest.raises(DocumentError, match="binary"):
+        read_bytes(data, "noise.log")
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    with pytest.raises(DocumentError, match=r"empty\.txt is empty"):
+        read_path(_write(tmp_path, "empty.txt", b""))
+
+
+def test_whitespace_only_file(tmp_path: Path) -> None:
+    path = _write(tmp_path, "blank.md", b"  \n\t\r\n   \n")
+    with pytest.raises(DocumentError, match=r"blank\.md contains only whitespace"):
+        read_path(path)
+
+
+def test_oversized_bytes_name_size_and_limit() -> None:
+    with pytest.raises(DocumentError) as info:
+        read_bytes(b"x" * 3000, "big.txt", max_bytes=1024)
+    message = str(info.value)
+    assert "big.txt" in message
+    assert "2.9 KB" in message
+    assert "1 KB limit" in message
+
+
+def test_oversized_message_in_megabytes() -> None:
+    data = b"a" * (3 * 1024 * 1024 + 300_000)
+    with pytest.raises(DocumentError, match=r"report\.txt is 3\.3 MB, over the 2 MB"):
+        read_bytes(data, "report.txt", max_bytes=2 * 1024 * 1024)
+
+
+def test_read_path_checks_size_before_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _write(tmp_path, "huge.txt", b"y" * 5000)
+
+    def refuse_open(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the file must not be opened")
+
+    monkeypatch.setattr(chunking.io, "open", refuse_open, raising=False)
+    with pytest.raises(DocumentError, match=r"huge\.txt is 4\.9 KB, over the 4 KB"):
+        read_path(path, max_bytes=4096)
+
+
+def test_exactly_at_the_limit_is_accepted() -> None:
+    assert read_bytes(b"abcd", "four.txt", max_bytes=4).text == "abcd"
+
+
+def test_default_limit_is_50_mb() -> None:
+    assert MAX_BYTES_DEFAULT == 50 * 1024 * 1024
+
+
+def test_unsupported_extension_lists_supported_ones(tmp_path: Path) -> None:
+    with pytest.raises(DocumentError) as info:
+        read_path(_write(tmp_path, "photo.png", b"not really"))
+    message = str(info.value)
+    assert "photo.png" in message
+    assert ".png" in message
+    for extension in (".txt", ".md", ".pdf", ".docx", ".py"):
+        assert extension in message
+
+
+def test_missing_file_is_a_document_error(tmp_path: Path) -> None:
+    with pytest.raises(DocumentError, match=r"ghost\.txt was not found"):
+        read_path(tmp_path / "ghost.txt")
+
+
+def test_folder_is_a_document_error(tmp_path: Path) -> None:
+    folder = tmp_path / "docs.txt"
+    folder.mkdir()
+    with pytest.raises(DocumentError, match="folder"):
+        read_path(folder)
+
+
+def test_file_without_extension_is_read_as_text(tmp_path: Path) -> None:
+    doc = read_path(_write(tmp_path, "LICENSE", b"Permission is hereby granted.\n"))
+    assert (doc.kind, doc.text) == ("text", "Permission is hereby granted.\n")
+
+
+def test_file_without_extension_that_is_binary_is_rejected() -> None:
+    with pytest.raises(DocumentError, match="binary"):
+        read_bytes(b"\x7fELF\x02\x01\x01\x00\x00\x00" * 50, "program")
+
+
+def test_extension_is_case_insensitive() -> None:
+    assert read_bytes(b"<p>Hi</p>", "PAGE.HTM").kind == "html"
+
+
+def test_supported_extensions_table() -> None:
+    assert SUPPORTED_EXTENSIONS[".markdown"] == "markdown"
+    assert SUPPORTED_EXTENSIONS[".tsx"] == "code"
+    assert SUPPORTED_EXTENSIONS[".log"] == "text"
+    assert SUPPORTED_EXTENSIONS[".docx"] == "docx"
+
+
+# ------------------------------------------------------------------- text kinds
+
+
+def test_valid_json_keeps_raw_text() -> None:
+    raw = '{\r\n  "a": [1, 2],\r\n  "b": "ü"\r\n}'
+    doc = read_bytes(raw.encode(), "data.json")
+    assert (doc.kind, doc.text) == ("json", raw)
+
+
+def test_invalid_json_is_returned_as_text() -> None:
+    raw = "{'not': json, __import__('os')}"
+    doc = read_bytes(raw.encode(), "data.json")
+    assert (doc.kind, doc.text) == ("text", raw)
+
+
+def test_html_keeps_raw_source() -> None:
+    raw = "<html><head><style>p{}</style></head><body><h1>T</h1></body></html>"
+    doc = read_bytes(raw.encode(), "page.html")
+    assert (doc.kind, doc.text, doc.language) == ("html", raw, None)
+
+
+@pytest.mark.parametrize(
+    ("name", "language"),
+    [
+        ("app.py", "python"),
+        ("app.jsx", "javascript"),
+        ("app.tsx", "typescript"),
+        ("Main.java", "java"),
+        ("main.go", "go"),
+        ("lib.rs", "rust"),
+        ("util.h", "c"),
+        ("util.hpp", "cpp"),
+    ],
+)
+def test_code_language_from_extension(name: str, language: str) -> None:
+    doc = read_bytes(b"x = 1\n", name)
+    assert (doc.kind, doc.language) == ("code", language)
+
+
+def test_page_of_is_none_for_text() -> None:
+    assert read_bytes(b"hello", "a.txt").page_of(0) is None
+
+
+# --------------------------------------------------------------------------- PDF
+
+
+def test_two_page_pdf_text_and_page_spans(tmp_path: Path) -> None:
+    data = _pdf_with_pages("Alpha page one", "Beta page two")
+    doc = read_path(_write(tmp_path, "two.pdf", data))
+    assert doc.kind == "pdf"
+    assert doc.encoding is None
+    assert len(doc.pages) == 2
+    (s1, e1), (s2, e2) = doc.pages
+    assert doc.text[s1:e1].strip() == "Alpha page one"
+    assert doc.text[s2:e2].strip() == "Beta page two"
+    assert doc.text[e1:s2] == "\n\n"
+    assert e2 == len(doc.text)
+    assert doc.page_of(doc.text.index("Alpha")) == 1
+    assert doc.page_of(doc.text.index("Beta")) == 2
+    assert doc.page_of(len(doc.text)) == 2
+    assert doc.page_of(len(doc.text) + 1) is None
+    assert doc.page_of(-1) is None
+
+
+def test_pdf_without_text_layer_suggests_ocr() -> None:
+    from pypdf import PdfWriter
+
+    writer = PdfWriter()
+    writer.add_blank_page(width=612, height=792)
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    with pytest.raises(DocumentError, match=r"scan\.pdf has no text layer.*OCR"):
+        read_bytes(buffer.getvalue(), "scan.pdf")
+
+
+def test_corrupt_pdf(tmp_path: Path) -> None:
+    path = _write(tmp_path, "broken.pdf", b"%PDF-1.4\nthis is not a real pdf\n")
+    with pytest.raises(DocumentError, match=r"broken\.pdf could not be read as a PDF"):
+        read_path(path)
+
+
+def test_truncated_pdf() -> None:
+    data = _pdf_with_pages("Alpha", "Beta")[:60]
+    with pytest.raises(DocumentError, match=r"cut\.pdf"):
+        read_bytes(data, "cut.pdf")
+
+
+def test_encrypted_pdf_with_unknown_password() -> None:
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(_pdf_with_pages("Secret"))))
+    writer.encrypt(user_password="hunter2", algorithm="RC4-128")
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    with pytest.raises(DocumentError, match=r"locked\.pdf is password-protected"):
+        read_bytes(buffer.getvalue(), "locked.pdf")
+
+
+# -------------------------------------------------------------------------- DOCX
+
+
+def _docx_bytes() -> bytes:
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Quarterly Report", level=1)
+    document.add_paragraph("Revenue grew in every region.")
+    document.add_paragraph("")
+    table = document.add_table(rows=2, cols=2)
+    table.cell(0, 0).text = "Region"
+    table.cell(0, 1).text = "Growth"
+    table.cell(1, 0).text = "North"
+    table.cell(1, 1).text = "12%"
+    document.add_paragraph("Closing remarks after the table.")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def test_docx_paragraphs_and_tables_in_document_order(tmp_path: Path) -> None:
+    doc = read_path(_write(tmp_path, "report.docx", _docx_bytes()))
+    assert doc.kind == "docx"
+    assert doc.encoding is None
+    assert doc.text == (
+        "Quarterly Report\n\n"
+        "Revenue grew in every region.\n\n"
+        "Region | Growth\nNorth | 12%\n\n"
+        "Closing remarks after the table."
+    )
+
+
+def test_docx_without_text() -> None:
+    import docx
+
+    buffer = io.BytesIO()
+    docx.Document().save(buffer)
+    with pytest.raises(DocumentError, match=r"void\.docx contains no text"):
+        read_bytes(buffer.getvalue(), "void.docx")
+
+
+def test_corrupt_docx(tmp_path: Path) -> None:
+    path = _write(tmp_path, "broken.docx", b"PK\x03\x04 definitely not a zip file")
+    with pytest.raises(DocumentError, match=r"broken\.docx could not be read"):
+        read_path(path)
+
+
+def test_zip_that_is_not_a_docx() -> None:
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("hello.txt", "hi")
+    with pytest.raises(DocumentError, match=r"fake\.docx"):
+        read_bytes(buffer.getvalue(), "fake.docx")
+
+
+# -------------------------------------------------------------------- sample_docs
+
+
+def _sample_files() -> list[Path]:
+    return sorted(
+        path for path in SAMPLE_DOCS.iterdir() if path.is_file() and path.name != "README.md"
+    )
+
+
+def test_sample_docs_cover_the_main_kinds() -> None:
+    files = _sample_files()
+    assert len(files) >= 7
+    kinds = {read_path(path).kind for path in files}
+    assert {"markdown", "html", "code", "text"} <= kinds
+
+
+@pytest.mark.parametrize("path", _sample_files(), ids=lambda path: path.name)
+def test_every_sample_doc_reads(path: Path) -> None:
+    doc = read_path(path)
+    assert doc.name == path.name
+    assert doc.text.strip()
+    assert doc.encoding == "utf-8"
+    assert "\r" not in doc.text
+    assert len(doc.text.encode("utf-8")) == os.path.getsize(path)
+
+
+def test_sample_readme_mentions_every_sample() -> None:
+    readme = (SAMPLE_DOCS / "README.md").read_text(encoding="utf-8")
+    for path in _sample_files():
+        assert path.name in readme
