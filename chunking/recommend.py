@@ -1,0 +1,443 @@
+"""Recommend a chunking strategy for a document, and say why.
+
+The document type is guessed from the file name's extension and from what the text
+contains (Markdown headers, fenced code, HTML tags, code lines, speaker turns, numbered
+legal sections). Each type maps to a strategy and a chunk size (counted in tokens when
+the strategy can count tokens) with about 15 % overlap:
+
+==============  ==============  ============================
+kind            strategy        size
+==============  ==============  ============================
+markdown        markdown        800 tokens
+legal           recursive       1500 tokens, cut at sections
+code            code            400 tokens
+conversation    conversation    200 tokens
+html            html            500 tokens
+json, text      recursive       400 tokens
+==============  ==============  ============================
+
+Every parameter is checked against the registry, so a strategy that is not registered
+falls back to ``"recursive"`` and the reason says so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any
+
+from .registry import Config, Param, Strategy, overlap_below_size, strategies
+
+#: Only this many characters are examined, so that huge files are profiled quickly.
+SAMPLE_CHARS = 1_000_000
+#: Share of the chunk size that consecutive chunks overlap.
+OVERLAP_SHARE = 0.15
+#: Overlap for strategies that count it in whole segments (messages, sentences).
+SEGMENT_OVERLAP = 1
+FALLBACK = "recursive"
+
+#: Rough size of one token in other units, to convert a token budget.
+_PER_TOKEN = {"tokens": 1.0, "words": 0.75, "chars": 4.0}
+
+_CODE_EXTENSIONS = frozenset(
+    [
+        ".py",
+        ".js",
+        ".jsx",
+        ".ts",
+        ".tsx",
+        ".java",
+        ".go",
+        ".rs",
+        ".c",
+        ".h",
+        ".cpp",
+        ".cc",
+        ".hpp",
+        ".rb",
+        ".php",
+        ".cs",
+        ".kt",
+        ".swift",
+        ".scala",
+        ".sh",
+    ]
+)
+_HTML_EXTENSIONS = frozenset({".html", ".htm", ".xhtml"})
+_MARKDOWN_EXTENSIONS = frozenset({".md", ".markdown"})
+
+_MD_HEADER = re.compile(r"^ {0,3}#{1,6}[ \t]+\S", re.M)
+_FENCE = re.compile(r"^ {0,3}(?:```|~~~)")
+_DOCTYPE = re.compile(r"\A\s*<(?:!doctype\s+html|html)\b", re.I)
+_HTML_TAG = re.compile(
+    r"<(?:html|head|body|div|p|h[1-6]|ul|ol|li|table|tr|td|section|article|nav|span|a|br)"
+    r"\b[^>]*>",
+    re.I,
+)
+_CODE_LINE = re.compile(
+    r"^[ \t]*(?:(?:async[ \t]+)?def[ \t]+\w+[ \t]*\(|class[ \t]+\w+[\w \t.,()<>:]*[:{(]"
+    r"|function\b|import[ \t]+[\w{*]|from[ \t]+[\w.]+[ \t]+import\b|#include\b"
+    r"|(?:public|private|protected|static)[ \t]|fn[ \t]+\w+|func[ \t]+\w+|package[ \t]+\w+"
+    r"|(?:const|let|var)[ \t]+\w+[ \t]*=|return\b|(?:if|for|while)[ \t]*\(|@\w+"
+    r"|(?:if|elif|else|for|while|with|try|except|finally)\b[^\n]*:[ \t]*$"
+    r"|(?:raise|yield|assert|pass|break|continue)\b"
+    r"|[A-Za-z_][\w.]*(?:\[[^\]\n]*\])?(?:[ \t]*:[ \t]*[\w\[\], |.]+)?[ \t]*[-+*/|&]?=[ \t]*\S"
+    r"|//|/\*|\*/)"
+)
+#: Lines ending like code: braces, semicolons, open brackets, ``):``.
+_CODE_END = re.compile(r"(?:[{};(\[]|\)[ \t]*:?)[ \t]*$")
+#: Share of non-blank lines (outside fenced blocks) that must look like code.
+CODE_SHARE = 0.3
+_SPEAKER = re.compile(
+    r"^[ \t]*(?:\[[^\]\n]{1,25}\][ \t]*|\(?\d{1,2}:\d{2}(?::\d{2})?\)?[ \t]*(?:[AaPp][Mm])?"
+    r"[ \t]*[-–]?[ \t]*)?(?:\*\*|__)?(?P<name>[A-Za-z][\w.'’ -]{0,30}?)(?:\*\*|__)?[ \t]*:"
+    r"(?:\*\*|__)?[ \t]+\S",
+    re.M,
+)
+_LEGAL_HEADING = re.compile(
+    r"^[ \t]*(?:ARTICLE|Article|SECTION|Section|CLAUSE|Clause|§)[ \t]+(?:\d+|[IVXLC]+)\b", re.M
+)
+_NUMBERED_SECTION = re.compile(r"^[ \t]*\d{1,3}\.(?:\d{1,3}\.?)*[ \t]+\S", re.M)
+_LEGAL_TERM = re.compile(
+    r"\b(?:WHEREAS|[Hh]ereinafter|[Hh]ereby|[Hh]erein|[Hh]ereto|[Hh]ereof|[Tt]hereof"
+    r"|[Nn]otwithstanding|[Ii]ndemnif\w+|this Agreement)\b"
+)
+
+#: Legal text is dense in both: contracts have several of each per 1000 words, while
+#: reports that merely mention "herein" or number a list have far fewer.
+LEGAL_TERMS_PER_1000_WORDS = 1.0
+LEGAL_SECTIONS_PER_1000_WORDS = 2.0
+
+#: Cut legal text before ARTICLE/Section headings, then numbered clauses, then paragraphs.
+LEGAL_SEPARATORS = (
+    r"\n(?=[ \t]*(?:ARTICLE|Article|SECTION|Section|CLAUSE|Clause|§)[ \t]+(?:\d+|[IVXLC]+)\b)",
+    r"\n(?=[ \t]*\d{1,3}\.[ \t]+\S)",
+    r"\n(?=[ \t]*\d{1,3}\.\d{1,3}\.?[ \t]+\S)",
+    r"\n\s*\n",
+    r"\n",
+    r"(?<=[.;:])[ \t]+",
+    r"[ \t]+",
+    "",
+)
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """A strategy and validated configuration for a document, with the evidence."""
+
+    strategy: str
+    config: Config
+    reason: str
+    #: Detected document type: markdown, legal, code, conversation, html, json or text.
+    kind: str
+
+
+@dataclass(frozen=True)
+class _Profile:
+    """What the text looks like and the strategy that suits it."""
+
+    kind: str
+    strategy: str
+    tokens: int
+    evidence: str
+    purpose: str
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def recommend(
+    text: str, filename: str | None = None, *, language: str | None = None
+) -> Recommendation:
+    """Recommend a strategy and parameters for ``text`` (read from ``filename``, if given).
+
+    ``language`` (for example ``Document.language``) is passed on to a strategy with a
+    ``language`` parameter when it is one of that parameter's choices.
+
+    >>> r = recommend("# Title\\n\\nIntro.\\n\\n## Usage\\n\\n```\\nrun()\\n```\\n", "a.md")
+    >>> r.kind
+    'markdown'
+    """
+    sample = text[:SAMPLE_CHARS]
+    extension = PurePath(filename).suffix.lower() if filename else ""
+    profile = _profile(sample, extension)
+    if len(text) > SAMPLE_CHARS:
+        profile = _note_sampled(profile)
+    registry = strategies()
+    strategy, note = profile.strategy, ""
+    if strategy not in registry:
+        note = f' The "{strategy}" strategy is not available, so "{FALLBACK}" is used instead.'
+        strategy = FALLBACK
+    params = _params_for(registry[strategy], profile)
+    if profile.kind == "code" and _accepts(registry[strategy], "language", language):
+        params["language"] = language
+    config = Config.create(strategy, **params)
+    reason = f"{profile.evidence}: {profile.purpose}; {_describe_size(config)}.{note}"
+    return Recommendation(strategy=strategy, config=config, reason=reason, kind=profile.kind)
+
+
+# ----------------------------------------------------------------------- detection
+
+
+def _profile(sample: str, extension: str) -> _Profile:
+    """The first matching document type, most specific first."""
+    for detect in (_html, _json, _code, _conversation, _legal, _markdown):
+        profile = detect(sample, extension)
+        if profile is not None:
+            return profile
+    return _general(sample)
+
+
+def _html(sample: str, extension: str) -> _Profile | None:
+    tags = len(_HTML_TAG.findall(sample))
+    doctype = _DOCTYPE.match(sample) is not None
+    if extension in _HTML_EXTENSIONS:
+        evidence = f"The file has the extension {extension} and {_count(tags, 'HTML tag')}"
+    elif doctype or (tags >= 10 and tags * 40 >= len(sample) / 10):
+        start = "an HTML doctype and " if doctype else ""
+        evidence = f"Found {start}{_count(tags, 'HTML tag')}"
+    else:
+        return None
+    return _Profile(
+        "html",
+        "html",
+        500,
+        evidence,
+        'the "html" strategy cuts at headings and block elements, keeping their path',
+    )
+
+
+def _code(sample: str, extension: str) -> _Profile | None:
+    lines = _lines_outside_fences(sample)
+    code_lines = sum(1 for line in lines if _CODE_LINE.match(line) or _CODE_END.search(line))
+    definitions = sum(1 for line in lines if re.match(r"[ \t]*(?:async )?(?:def|class) ", line))
+    if extension in _CODE_EXTENSIONS:
+        evidence = f"The file has the source-code extension {extension}"
+    elif lines and code_lines >= 5 and code_lines >= CODE_SHARE * len(lines):
+        evidence = f"{code_lines} of {len(lines)} non-blank lines look like code"
+    else:
+        return None
+    if definitions:
+        evidence += f" ({_count(definitions, 'def/class line')})"
+    return _Profile(
+        "code",
+        "code",
+        400,
+        evidence,
+        'the "code" strategy cuts between functions and classes rather than inside them',
+    )
+
+
+def _conversation(sample: str, _extension: str) -> _Profile | None:
+    lines = [line for line in sample.splitlines() if line.strip()]
+    speakers = Counter(m.group("name").strip() for m in _SPEAKER.finditer(sample))
+    repeated = {name: n for name, n in speakers.items() if n >= 2}
+    turns = sum(repeated.values())
+    if len(repeated) < 2 or turns < 4 or turns < 0.3 * len(lines):
+        return None
+    top = ", ".join(name for name, _ in Counter(repeated).most_common(3))
+    return _Profile(
+        "conversation",
+        "conversation",
+        200,
+        f"Found {turns} speaker turns by {len(repeated)} speakers ({top})",
+        'the "conversation" strategy keeps each turn whole and groups consecutive turns',
+    )
+
+
+def _legal(sample: str, _extension: str) -> _Profile | None:
+    headings = len(_LEGAL_HEADING.findall(sample))
+    numbered = len(_NUMBERED_SECTION.findall(sample))
+    terms = Counter(m.group(0) for m in _LEGAL_TERM.finditer(sample))
+    n_terms = sum(terms.values())
+    per_thousand_words = 1000 / max(len(sample.split()), 1)
+    sections = headings + numbered
+    if (
+        n_terms < 2
+        or sections < 3
+        or n_terms * per_thousand_words < LEGAL_TERMS_PER_1000_WORDS
+        or sections * per_thousand_words < LEGAL_SECTIONS_PER_1000_WORDS
+    ):
+        return None
+    examples = ", ".join(f'"{term}"' for term, _ in terms.most_common(2))
+    parts = [_count(headings, "ARTICLE/Section heading"), _count(numbered, "numbered clause")]
+    evidence = f"Found {', '.join(parts)} and {_count(n_terms, 'legal term')}"
+    if examples:
+        evidence += f" ({examples})"
+    return _Profile(
+        "legal",
+        "recursive",
+        1500,
+        evidence,
+        "large chunks cut before section and clause numbers keep each clause whole",
+        {"separators": list(LEGAL_SEPARATORS), "is_separator_regex": True},
+    )
+
+
+def _markdown(sample: str, extension: str) -> _Profile | None:
+    headers = len(_MD_HEADER.findall(_without_fenced_code(sample)))
+    fences = sum(1 for line in sample.splitlines() if _FENCE.match(line)) // 2
+    markdown_file = extension in _MARKDOWN_EXTENSIONS
+    if not (headers >= 2 or (headers and (fences or markdown_file))):
+        return None
+    parts = [_count(headers, "Markdown header")]
+    if fences:
+        parts.append(_count(fences, "fenced code block"))
+    return _Profile(
+        "markdown",
+        "markdown",
+        800,
+        f"Found {' and '.join(parts)}",
+        'this looks like technical documentation, so the "markdown" strategy cuts at '
+        "headers and never inside a code block",
+    )
+
+
+def _json(sample: str, extension: str) -> _Profile | None:
+    stripped = sample.strip()
+    if not stripped.startswith(("{", "[")):
+        return None
+    if len(sample) < SAMPLE_CHARS:
+        try:
+            json.loads(stripped)
+        except (ValueError, RecursionError):
+            return None
+    elif extension != ".json":
+        return None
+    return _Profile(
+        "json",
+        FALLBACK,
+        400,
+        "The document is JSON",
+        f'no structure-aware strategy applies, so "{FALLBACK}" cuts at blank lines, lines '
+        "and words",
+    )
+
+
+def _general(sample: str) -> _Profile:
+    words = len(sample.split())
+    return _Profile(
+        "text",
+        FALLBACK,
+        400,
+        f"Found {_count(words, 'word')} of prose without headers, code, speaker turns or "
+        "numbered sections",
+        f'"{FALLBACK}" cuts at paragraphs, then sentences, keeping chunks mid-sized',
+    )
+
+
+def _note_sampled(profile: _Profile) -> _Profile:
+    evidence = f"{profile.evidence} in the first {SAMPLE_CHARS:,} characters"
+    return _Profile(
+        profile.kind, profile.strategy, profile.tokens, evidence, profile.purpose, profile.extra
+    )
+
+
+def _lines_outside_fences(sample: str) -> list[str]:
+    return [line for line in _without_fenced_code(sample).splitlines() if line.strip()]
+
+
+def _without_fenced_code(sample: str) -> str:
+    """The text with the contents of fenced code blocks removed."""
+    kept: list[str] = []
+    inside = False
+    for line in sample.splitlines():
+        if _FENCE.match(line):
+            inside = not inside
+        elif not inside:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+# ---------------------------------------------------------------------- parameters
+
+
+def overlap_in_units(spec: Strategy) -> bool:
+    """Whether ``spec``'s ``overlap`` is counted in the size unit.
+
+    Such strategies validate it with the shared ``overlap_below_size`` check; others
+    (sentence, paragraph, conversation) count whole segments instead.
+    """
+    return "overlap" in spec.param_names and overlap_below_size in spec.checks
+
+
+def overlap_for(spec: Strategy, size: int) -> int | None:
+    """The recommended overlap for chunks of ``size``, or None without an overlap param.
+
+    About 15 % of the size when overlap is counted in the size unit; one whole segment
+    (a message, a sentence) when the strategy counts segments. Always below ``size``.
+    """
+    if "overlap" not in spec.param_names:
+        return None
+    wanted = round(size * OVERLAP_SHARE) if overlap_in_units(spec) else SEGMENT_OVERLAP
+    return _clamp(spec.param("overlap"), min(wanted, max(size - 1, 0)))
+
+
+def _params_for(spec: Strategy, profile: _Profile) -> dict[str, Any]:
+    """Size, overlap and extra parameters for ``spec``, using only parameters it has."""
+    names = spec.param_names
+    params: dict[str, Any] = {k: v for k, v in profile.extra.items() if k in names}
+    unit = _best_unit(spec)
+    if "unit" in names:
+        params["unit"] = unit
+    limit_name = spec.limit_param
+    if limit_name and limit_name in names:
+        size = _clamp(spec.param(limit_name), round(profile.tokens * _PER_TOKEN[unit]))
+        params[limit_name] = size
+        overlap = overlap_for(spec, size)
+        if overlap is not None:
+            params["overlap"] = overlap
+    return params
+
+
+def _accepts(spec: Strategy, name: str, value: Any) -> bool:
+    """Whether ``spec`` has a parameter ``name`` that takes ``value``."""
+    if value is None or name not in spec.param_names:
+        return False
+    try:
+        spec.param(name).coerce(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _best_unit(spec: Strategy) -> str:
+    """Tokens when the strategy can count them, else words, else characters."""
+    if "unit" not in spec.param_names:
+        return "chars"
+    unit = spec.param("unit")
+    choices = unit.choices or (unit.default,)
+    for preferred in ("tokens", "words", "chars"):
+        if preferred in choices:
+            return preferred
+    return str(unit.default)
+
+
+def _clamp(param: Param, value: int) -> int:
+    if param.minimum is not None:
+        value = max(value, int(param.minimum))
+    if param.maximum is not None:
+        value = min(value, int(param.maximum))
+    return value
+
+
+def _describe_size(config: Config) -> str:
+    limit = config.limit
+    if limit is None:
+        return f'"{config.strategy}" with its default parameters'
+    unit = config.unit
+    overlap = config.params.get("overlap")
+    text = f"chunks of up to {limit} {unit}"
+    if overlap and overlap_in_units(config.spec):
+        text += f" with {overlap} {unit} of overlap ({round(100 * overlap / limit)} %)"
+    elif overlap:
+        noun = "segment" if overlap == 1 else "segments"
+        text += f" with an overlap of {overlap} whole {noun} (this strategy counts overlap in "
+        text += "messages, sentences or paragraphs, not in units)"
+    return text

@@ -1,0 +1,380 @@
+"""recommend(): document type, strategy, evidence and a valid configuration."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+import pytest
+
+import chunking
+from chunking import Config
+from chunking.io import read_path
+from chunking.recommend import LEGAL_SEPARATORS, SAMPLE_CHARS, Recommendation, recommend
+from chunking.registry import _REGISTRY, Param, Strategy, size_param
+from tests.conftest import SAMPLE_DOCS
+
+#: The strategy each kind asks for, and its size range in tokens (the seeds' table).
+PREFERRED = {
+    "markdown": ("markdown", 500, 1000),
+    "legal": ("recursive", 1000, 2000),
+    "code": ("code", 200, 500),
+    "conversation": ("conversation", 100, 300),
+    "html": ("html", 300, 1000),
+    "text": ("recursive", 300, 500),
+    "json": ("recursive", 300, 500),
+}
+#: Rough units per token, to compare sizes that are not counted in tokens.
+PER_TOKEN = {"tokens": 1.0, "words": 0.75, "chars": 4.0}
+
+MARKDOWN = textwrap.dedent(
+    """\
+    # Installing Widgetd
+
+    Widgetd runs on Linux and macOS. This page covers installation and upgrades.
+
+    ## Requirements
+
+    You need Python 3.10 or newer and about 200 MB of disk space.
+
+    ```bash
+    pip install widgetd
+    ```
+
+    ## Configuration
+
+    The configuration lives in `/etc/widgetd.toml`.
+
+    ```toml
+    [server]
+    port = 8080
+    ```
+
+    ### Logging
+
+    Logs go to the journal by default.
+    """
+)
+
+LEGAL = textwrap.dedent(
+    """\
+    CONSULTING AGREEMENT
+
+    WHEREAS the Client wishes to engage the Consultant, hereinafter the "Consultant",
+    and the Consultant is willing to provide the Services described herein;
+
+    ARTICLE I - DEFINITIONS
+
+    1. Definitions
+
+    1.1 "Services" means the advisory services set out in Schedule 1 hereto.
+
+    1.2 "Fees" means the amounts payable under Section 3 of this Agreement.
+
+    ARTICLE II - SERVICES
+
+    2. Provision of Services
+
+    2.1 The Consultant shall provide the Services with reasonable skill and care.
+
+    2.2 Notwithstanding clause 2.1, the Consultant is not liable for delays caused by
+    the Client.
+
+    Section 3 Fees
+
+    3.1 The Client shall pay the Fees within thirty days of each invoice.
+
+    3.2 The parties hereby agree that late payments carry interest at 4% a year.
+    """
+)
+
+PYTHON = textwrap.dedent(
+    """\
+    import math
+    from dataclasses import dataclass
+
+
+    @dataclass
+    class Point:
+        x: float
+        y: float
+
+        def norm(self) -> float:
+            return math.hypot(self.x, self.y)
+
+
+    def centroid(points: list[Point]) -> Point:
+        if not points:
+            raise ValueError("no points")
+        n = len(points)
+        return Point(sum(p.x for p in points) / n, sum(p.y for p in points) / n)
+    """
+)
+
+JAVASCRIPT = textwrap.dedent(
+    """\
+    const express = require("express");
+    const app = express();
+
+    function greet(name) {
+      return `Hello, ${name}!`;
+    }
+
+    app.get("/hello/:name", (req, res) => {
+      res.send(greet(req.params.name));
+    });
+
+    app.listen(3000);
+    """
+)
+
+CHAT = textwrap.dedent(
+    """\
+    Alice: Morning! Did the nightly build pass?
+    Bob: It failed on the integration tests again.
+    Alice: The flaky database one?
+    Bob: Yes, the connection pool times out after 30 seconds.
+    Carol: I bumped the pool size yesterday, let me check the config.
+    Alice: Thanks Carol.
+    Carol: Found it, the override was in the wrong file. Fixing now.
+    Bob: Great, I'll re-run the pipeline when you push.
+    """
+)
+
+HTML = textwrap.dedent(
+    """\
+    <!DOCTYPE html>
+    <html lang="en">
+    <head><title>Teapot 3000</title></head>
+    <body>
+      <h1>Teapot 3000</h1>
+      <p>The only teapot you will ever need.</p>
+      <h2>Specifications</h2>
+      <ul><li>1.2 litres</li><li>Stainless steel</li></ul>
+    </body>
+    </html>
+    """
+)
+
+PROSE = textwrap.dedent(
+    """\
+    The river was low that summer, lower than anyone in the village could remember.
+    Children walked across stones that had been hidden for decades, and the old
+    mill wheel stood dry, its paddles bleached by the sun.
+
+    By August the farmers had stopped talking about rain. They talked instead about
+    the wells, which ones still held water and which had gone to mud, and about the
+    price of hay coming up from the valley.
+    """
+)
+
+JSON_DOC = '{"recipes": [{"title": "Soup", "minutes": 30}, {"title": "Salad", "minutes": 10}]}'
+
+INLINE = [
+    pytest.param(MARKDOWN, "guide.md", "markdown", id="markdown"),
+    pytest.param(MARKDOWN, None, "markdown", id="markdown-no-name"),
+    pytest.param(LEGAL, "agreement.txt", "legal", id="legal"),
+    pytest.param(LEGAL, None, "legal", id="legal-no-name"),
+    pytest.param(PYTHON, "geometry.py", "code", id="python"),
+    pytest.param(PYTHON, None, "code", id="python-no-name"),
+    pytest.param(JAVASCRIPT, None, "code", id="javascript-no-name"),
+    pytest.param(PROSE, "notes.rs", "code", id="extension-wins"),
+    pytest.param(CHAT, "chat.txt", "conversation", id="conversation"),
+    pytest.param(HTML, "page.html", "html", id="html"),
+    pytest.param(HTML, None, "html", id="html-no-name"),
+    pytest.param(PROSE, "story.txt", "text", id="prose"),
+    pytest.param(PROSE, "story.md", "text", id="prose-md-without-headers"),
+    pytest.param(JSON_DOC, "recipes.json", "json", id="json"),
+]
+
+#: Sample documents shipped with the app and the kind each one is.
+SAMPLE_KINDS = {
+    "technical_guide.md": "markdown",
+    "service_agreement.txt": "legal",
+    "inventory.py": "code",
+    "support_chat.txt": "conversation",
+    "product_page.html": "html",
+    "german_article.txt": "text",
+    "long_essay.txt": "text",
+    "recipes.json": "json",
+}
+
+
+def check_recommendation(rec: Recommendation, kind: str) -> None:
+    """The promises every recommendation keeps."""
+    assert isinstance(rec, Recommendation)
+    assert rec.kind == kind
+    preferred, low, high = PREFERRED[kind]
+    registry = chunking.strategies()
+    if preferred in registry:
+        assert rec.strategy == preferred
+        assert "not available" not in rec.reason
+    else:
+        assert rec.strategy == "recursive"
+        assert f'"{preferred}" strategy is not available' in rec.reason
+    assert rec.config.strategy == rec.strategy
+    # The configuration only uses registered parameters and validates.
+    assert Config.create(rec.strategy, **rec.config.params) == rec.config
+    assert Config.from_dict(rec.config.to_dict()) == rec.config
+    spec = registry[rec.strategy]
+    unit_param = spec.param("unit") if "unit" in spec.param_names else None
+    if unit_param is not None and "tokens" in (unit_param.choices or ()):
+        assert rec.config.unit == "tokens"
+    limit = rec.config.limit
+    assert limit is not None
+    tokens = limit / PER_TOKEN[rec.config.unit]
+    assert low <= tokens <= high, f"{limit} {rec.config.unit} is outside {low}-{high} tokens"
+    check_overlap(rec, spec, limit)
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", rec.reason) if s]
+    assert 1 <= len(sentences) <= 3, rec.reason
+    assert re.search(r"\d", rec.reason), "the reason should count the evidence"
+
+
+def check_overlap(rec: Recommendation, spec: Strategy, limit: int) -> None:
+    if "overlap" not in spec.param_names:
+        assert "overlap" not in rec.config.params
+        return
+    overlap = rec.config.params["overlap"]
+    if chunking.registry.overlap_below_size in spec.checks:  # counted in the size unit
+        assert 0.10 * limit <= overlap <= 0.20 * limit
+    else:  # counted in whole messages/sentences
+        assert 1 <= overlap < limit
+        assert overlap <= 2
+
+
+@pytest.mark.parametrize(("text", "filename", "kind"), INLINE)
+def test_inline_documents(text: str, filename: str | None, kind: str) -> None:
+    check_recommendation(recommend(text, filename), kind)
+
+
+@pytest.mark.parametrize(
+    "name", [n for n in SAMPLE_KINDS if (SAMPLE_DOCS / n).is_file()] or ["(none)"]
+)
+def test_sample_documents(name: str) -> None:
+    path = SAMPLE_DOCS / name
+    assert path.is_file(), f"no sample documents in {SAMPLE_DOCS}"
+    document = read_path(path)
+    check_recommendation(recommend(document.text, document.name), SAMPLE_KINDS[name])
+    # Content alone is enough evidence for these documents.
+    assert recommend(document.text).kind == SAMPLE_KINDS[name]
+
+
+def test_every_sample_document_has_an_expected_kind() -> None:
+    names = {p.name for p in SAMPLE_DOCS.iterdir() if p.is_file() and p.name != "README.md"}
+    assert names <= set(SAMPLE_KINDS), f"add the kind of {names - set(SAMPLE_KINDS)}"
+
+
+# ------------------------------------------------------------------ the evidence
+
+
+def test_markdown_reason_counts_headers_and_fences() -> None:
+    reason = recommend(MARKDOWN, "guide.md").reason
+    headers = len(re.findall(r"^#{1,6} ", MARKDOWN, re.M))
+    fences = MARKDOWN.count("```") // 2
+    assert f"{headers} Markdown headers" in reason
+    assert f"{fences} fenced code blocks" in reason
+
+
+def test_python_comments_in_fences_are_not_headers() -> None:
+    text = "# Guide\n\nIntro.\n\n```python\n# not a header\nx = 1\n```\n\n## Next\n\nMore.\n"
+    assert "2 Markdown headers" in recommend(text, "g.md").reason
+
+
+def test_legal_reason_names_sections_and_terms() -> None:
+    reason = recommend(LEGAL, "agreement.txt").reason
+    assert "ARTICLE/Section heading" in reason
+    assert "numbered clause" in reason
+    assert "legal term" in reason
+
+
+def test_conversation_reason_names_the_speakers() -> None:
+    reason = recommend(CHAT).reason
+    for speaker in ("Alice", "Bob", "Carol"):
+        assert speaker in reason
+    turns = len(CHAT.strip().splitlines())
+    assert f"{turns} speaker turns" in reason
+
+
+def test_code_reason_names_the_extension() -> None:
+    assert ".py" in recommend(PYTHON, "geometry.py").reason
+
+
+def test_prose_reason_counts_words() -> None:
+    words = len(PROSE.split())
+    assert f"{words} words" in recommend(PROSE).reason
+
+
+# --------------------------------------------------------- legal section cutting
+
+
+def test_legal_separators_cut_before_section_numbers() -> None:
+    rec = recommend(LEGAL, "agreement.txt")
+    assert rec.config.params["separators"] == list(LEGAL_SEPARATORS)
+    assert rec.config.params["is_separator_regex"] is True
+    small = Config.create(rec.strategy, **{**rec.config.params, "size": 45, "overlap": 0})
+    chunks = chunking.run(LEGAL, small)
+    assert len(chunks) > 3
+    starts = re.compile(r"(CONSULTING|WHEREAS|ARTICLE|Section \d|\d+\.\d*\s)")
+    for chunk in chunks:
+        assert starts.match(chunk.text), f"chunk does not start at a section: {chunk.text!r}"
+
+
+# ---------------------------------------------------------------- fallbacks
+
+
+def test_missing_strategy_falls_back_to_recursive(monkeypatch: pytest.MonkeyPatch) -> None:
+    chunking.strategies()
+    monkeypatch.delitem(_REGISTRY, "markdown", raising=False)
+    rec = recommend(MARKDOWN, "guide.md")
+    assert rec.kind == "markdown"
+    assert rec.strategy == "recursive"
+    assert '"markdown" strategy is not available' in rec.reason
+    assert '"recursive" is used instead' in rec.reason
+    assert Config.create("recursive", **rec.config.params) == rec.config
+
+
+def _no_split(text, params, sizer):  # pragma: no cover - never run
+    return iter(())
+
+
+def test_strategy_without_overlap_or_unit_gets_neither(monkeypatch: pytest.MonkeyPatch) -> None:
+    chunking.strategies()
+    plain = Strategy(
+        "conversation",
+        "Conversation (test double)",
+        "A strategy with only a size parameter, counted in characters.",
+        (size_param(1000), Param("mode", str, "a", "A mode.", choices=("a", "b"))),
+        _no_split,
+    )
+    monkeypatch.setitem(_REGISTRY, "conversation", plain)
+    rec = recommend(CHAT)
+    assert rec.strategy == "conversation"
+    assert set(rec.config.params) == {"size", "mode"}
+    assert rec.config.params["mode"] == "a"
+    # No unit parameter: the size is counted in characters, so the token budget grows.
+    assert 100 * PER_TOKEN["chars"] <= rec.config.params["size"] <= 300 * PER_TOKEN["chars"]
+    assert "overlap" not in rec.reason
+
+
+def test_huge_documents_are_profiled_from_a_sample() -> None:
+    text = ("A plain sentence about nothing in particular. " * 30 + "\n\n") * (
+        SAMPLE_CHARS // 1400 + 10
+    )
+    assert len(text) > SAMPLE_CHARS
+    rec = recommend(text, "big.txt")
+    assert rec.kind == "text"
+    assert f"in the first {SAMPLE_CHARS:,} characters" in rec.reason
+
+
+@pytest.mark.parametrize("language", ["python", "cobol", None])
+def test_known_language_is_passed_to_a_strategy_that_takes_it(language: str | None) -> None:
+    rec = recommend(PYTHON, "geometry.py", language=language)
+    spec = chunking.strategies()[rec.strategy]
+    if "language" not in spec.param_names:
+        assert "language" not in rec.config.params
+        return
+    choices = spec.param("language").choices or ()
+    if language in choices:
+        assert rec.config.params["language"] == language
+    else:
+        assert rec.config.params["language"] == spec.param("language").default
