@@ -191,24 +191,17 @@ class RecursiveSplitter:
         if not separator:
             return [(lo + i, lo + i + 1) for i in range(len(segment))]
         matches = self._patterns[separator].finditer(segment)
-        if self.keep == "start":
-            cuts = [m.start() for m in matches]
-            cuts.insert(0, 0)
-            cuts.append(len(segment))
-            spans = pairwise(cuts)
-        elif self.keep == "end":
-            cuts = [m.end() for m in matches]
-            cuts.insert(0, 0)
-            cuts.append(len(segment))
-            spans = pairwise(cuts)
-        else:
+        if self.keep == "none":
             bounds = [0]
             for m in matches:
                 if m.group() and not m.group().isspace():
                     raise _dropping_text_error(m.group())
                 bounds += (m.start(), m.end())
             bounds.append(len(segment))
-            spans = zip(bounds[::2], bounds[1::2], strict=True)
+            spans = list(zip(bounds[::2], bounds[1::2], strict=True))
+        else:
+            cuts = [m.end() if self.keep == "end" else m.start() for m in matches]
+            spans = list(pairwise([0, *cuts, len(segment)]))
         return [(lo + a, lo + b) for a, b in spans if b > a]
 
     def _merge(
