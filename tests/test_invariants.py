@@ -88,7 +88,11 @@ def configs(draw: st.DrawFn, name: str) -> Config:
     if unit_param:
         values["unit"] = unit
     if "overlap" in values and "size" in values:
-        values["overlap"] = draw(st.integers(0, max(0, values["size"] - 1)))
+        size = values["size"]
+        # Mostly small overlaps (some strategies bound them by a child size), some large.
+        values["overlap"] = draw(
+            st.one_of(st.integers(0, max(0, size // 4 - 1)), st.integers(0, max(0, size - 1)))
+        )
     if "stride" in values:
         values["stride"] = draw(st.integers(1, values["window"]))
     try:

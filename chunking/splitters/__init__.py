@@ -1,3 +1,5 @@
-"""Importing this package registers every built-in strategy."""
+"""Importing this package registers every built-in strategy, in the order users see them."""
 
+# isort: skip_file
 from . import recursive, windows  # noqa: F401
+from . import sentences, conversation, hierarchy  # noqa: F401
