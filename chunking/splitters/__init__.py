@@ -2,4 +2,5 @@
 
 # isort: skip_file
 from . import recursive, windows  # noqa: F401
+from . import markdown, html, code  # noqa: F401
 from . import sentences, conversation, hierarchy  # noqa: F401

@@ -13,11 +13,10 @@ words. Metadata: ``language``, ``kind`` (``function``, ``class``, ``method``, ``
 code``... or ``mixed`` for merged pieces), ``symbols`` (names defined in the chunk,
 ``Class.method`` for methods) and ``symbol`` when there is exactly one.
 
-Grammars never download at run time. A tree-sitter grammar comes from its own wheel
-(``tree-sitter-javascript``, ``tree-sitter-go``, ...) when installed, otherwise from
-``tree-sitter-language-pack`` only if that grammar is already in the pack's local cache
-(the pack itself downloads grammars on first use, which is not allowed here). Without a
-grammar, the code is cut before lines that start a definition in that language
+Grammars never download at run time: each comes from its own wheel
+(``tree-sitter-javascript``, ``tree-sitter-go``, ...), all project dependencies.
+(``tree-sitter-language-pack`` is not used: it downloads grammars on first use.) Without
+a grammar, the code is cut before lines that start a definition in that language
 (``function``, ``class``, ``func``, ``fn``, ``public``...) and the metadata says so.
 
 Code that does not parse (a Python ``SyntaxError``, tree-sitter errors at top level) is
@@ -359,15 +358,7 @@ def grammar(language: str) -> Any | None:
     try:
         return Language(getattr(importlib.import_module(module_name), function)())
     except Exception:  # not installed, or built for another tree-sitter ABI
-        pass
-    try:
-        import tree_sitter_language_pack as pack
-
-        if language in pack.downloaded_languages():  # get_language would download
-            return pack.get_language(language)
-    except Exception:
-        pass
-    return None
+        return None
 
 
 _TS_KINDS = {
