@@ -13,7 +13,8 @@ import re
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")
 
 
-def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+def strip_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """Narrow ``[start, end)`` to exclude leading and trailing whitespace."""
     while start < end and text[start].isspace():
         start += 1
     while end > start and text[end - 1].isspace():
@@ -26,11 +27,11 @@ def paragraph_spans(text: str) -> list[tuple[int, int]]:
     spans = []
     start = 0
     for m in _PARAGRAPH_BREAK.finditer(text):
-        a, b = _trim(text, start, m.start())
+        a, b = strip_span(text, start, m.start())
         if b > a:
             spans.append((a, b))
         start = m.end()
-    a, b = _trim(text, start, len(text))
+    a, b = strip_span(text, start, len(text))
     if b > a:
         spans.append((a, b))
     return spans
@@ -48,7 +49,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         ends = [end for _, end in offsets[:-1]] + [len(paragraph)]
         for end in ends:
             end = min(max(end, cut), len(paragraph))
-            a, b = _trim(text, p_start + cut, p_start + end)
+            a, b = strip_span(text, p_start + cut, p_start + end)
             if b > a:
                 spans.append((a, b))
             cut = end

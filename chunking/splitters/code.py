@@ -48,6 +48,7 @@ from ..registry import (
     size_param,
     unit_param,
 )
+from ..segment import strip_span
 from ..units import Sizer
 from .markdown import (
     BLANK_LINES,
@@ -58,7 +59,6 @@ from .markdown import (
     group_consecutive,
     line_starts,
 )
-from .recursive import strip_span
 
 LANGUAGES = ("auto", "python", "javascript", "typescript", "java", "go", "rust", "c", "cpp")
 

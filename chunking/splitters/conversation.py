@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..registry import Param, Piece, register, size_param, unit_param
+from ..segment import strip_span
 from ..units import Sizer
 from .packing import overlap_count_below_size, pack_spans, recursive_split
-from .recursive import strip_span
 from .sentences import paragraph_pieces
 
 NO_CHAT_NOTE = "no chat messages detected; packed paragraphs"

@@ -31,8 +31,9 @@ from ..registry import (
     size_param,
     unit_param,
 )
+from ..segment import strip_span
 from ..units import Sizer
-from .recursive import fit_span, strip_span
+from .recursive import fit_span
 
 # --- positions where a span may be cut ---------------------------------------------
 

@@ -30,10 +30,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import pairwise
 from typing import Any
 
-from ..model import UNSPLITTABLE
 from ..registry import Check, Piece
 from ..units import Sizer
-from .recursive import RecursiveSplitter, fit_span
+from .recursive import RecursiveSplitter, recursive_pieces
 
 Span = tuple[int, int]
 #: ``describe(first, stop)``: extra metadata for a chunk made of segments first..stop-1.
@@ -45,24 +44,8 @@ SplitOversized = Callable[[int, int], Iterable[Piece]]
 def split_span(
     text: str, sizer: Sizer, splitter: RecursiveSplitter, lo: int, hi: int
 ) -> Iterator[Piece]:
-    """Cut ``text[lo:hi]`` with ``splitter`` so that every piece fits ``splitter.size``.
-
-    Like :func:`~chunking.splitters.recursive.recursive_pieces` for a sub-span: each
-    piece is measured again on its own text; one still over the limit is cut by
-    :func:`fit_span`, or flagged :data:`~chunking.model.UNSPLITTABLE` when no separator
-    is left. Metadata: ``boundary == "separator"`` and the ``separator`` used.
-    """
-    limit = splitter.size
-    chars = sizer.name == "chars"
-    for start, end, separator, whole in splitter.split(lo, hi):
-        n = end - start if chars else sizer.size(text[start:end])
-        meta: dict[str, Any] = {"boundary": "separator", "separator": separator}
-        if n <= limit:
-            yield Piece(start, end, meta, n)
-        elif whole:
-            yield Piece(start, end, {**meta, "flags": [UNSPLITTABLE]}, n)
-        else:
-            yield from fit_span(text, start, end, sizer, limit)
+    """Cut ``text[lo:hi]`` with ``splitter`` so that every piece fits ``splitter.size``."""
+    return recursive_pieces(text, sizer, splitter, lo, hi)
 
 
 def recursive_split(text: str, sizer: Sizer, size: int) -> SplitOversized:

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..model import UNSPLITTABLE
 from ..registry import Param, Piece, overlap_below_size, overlap_param, register, size_param
+from ..segment import strip_span
 from ..units import Sizer
 
 #: Paragraphs, lines, sentence ends, words, characters.
@@ -236,15 +237,6 @@ class RecursiveSplitter:
             out.append((start, end, separator, False))
 
 
-def strip_span(text: str, start: int, end: int) -> tuple[int, int]:
-    """Narrow ``[start, end)`` to exclude leading and trailing whitespace."""
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
-
-
 def fit_span(text: str, start: int, end: int, sizer: Sizer, limit: int) -> Iterator[Piece]:
     """Cut ``text[start:end]`` into spans of at most ``limit``, preferring whitespace.
 
@@ -274,12 +266,17 @@ def fit_span(text: str, start: int, end: int, sizer: Sizer, limit: int) -> Itera
         start, _ = strip_span(text, cut, end)
 
 
-def recursive_pieces(text: str, sizer: Sizer, splitter: RecursiveSplitter) -> Iterator[Piece]:
-    """Run ``splitter`` and re-measure each chunk so that the limit holds exactly."""
+def recursive_pieces(
+    text: str, sizer: Sizer, splitter: RecursiveSplitter, lo: int = 0, hi: int | None = None
+) -> Iterator[Piece]:
+    """Split ``text[lo:hi]`` with ``splitter``; re-measure each chunk so that the limit
+    holds exactly. A chunk still over the limit is cut by :func:`fit_span`, or flagged
+    :data:`~chunking.model.UNSPLITTABLE` when no separator is left. Metadata:
+    ``boundary == "separator"`` and the ``separator`` used."""
     limit = splitter.size
     exact = sizer.name == "chars" and splitter.keep != "none"
     shared: dict[str, Mapping[str, Any]] = {}  # one read-only metadata per separator
-    for start, end, separator, whole in splitter.split():
+    for start, end, separator, whole in splitter.split(lo, hi):
         meta = shared.get(separator)
         if meta is None:
             meta = shared[separator] = MappingProxyType(
