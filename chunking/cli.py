@@ -318,7 +318,7 @@ def prepare(args: argparse.Namespace) -> tuple[Config, Document]:
 
 def _cmd_split(args: argparse.Namespace) -> int:
     config, document = prepare(args)
-    chunks = run(document.text, config)
+    chunks = document.with_pages(run(document.text, config))
     del document  # chunks hold their own text
     write = WRITERS[args.format]
     with _output(args.output) as out:

@@ -17,9 +17,12 @@ import io
 import json
 import os
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from pathlib import PurePath
 from typing import TYPE_CHECKING
+
+from .model import Chunk
 
 if TYPE_CHECKING:
     from docx.table import Table
@@ -102,6 +105,18 @@ class Document:
             return None
         starts = [start for start, _ in self.pages]
         return bisect.bisect_right(starts, offset)
+
+    def with_pages(self, chunks: Iterable[Chunk]) -> list[Chunk]:
+        """The chunks, each with ``metadata["pages"] = [first, last]`` (1-based) for a PDF."""
+        if not self.pages:
+            return list(chunks)
+        return [
+            replace(
+                c,
+                metadata={**c.metadata, "pages": [self.page_of(c.start), self.page_of(c.end - 1)]},
+            )
+            for c in chunks
+        ]
 
 
 # --------------------------------------------------------------------------- public

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import chunking
 import chunking.io
 from chunking.io import (
     MAX_BYTES_DEFAULT,
@@ -305,6 +306,16 @@ def test_two_page_pdf_text_and_page_spans(tmp_path: Path) -> None:
     assert doc.page_of(len(doc.text)) == 2
     assert doc.page_of(len(doc.text) + 1) is None
     assert doc.page_of(-1) is None
+
+
+def test_chunks_of_a_pdf_carry_their_pages(tmp_path: Path) -> None:
+    doc = read_path(_write(tmp_path, "two.pdf", _pdf_with_pages("Alpha page one", "Beta page two")))
+    whole, *_ = doc.with_pages(chunking.chunk(doc.text, "recursive", size=1000))
+    assert whole.metadata["pages"] == [1, 2]
+    per_page = doc.with_pages(chunking.chunk(doc.text, "paragraph", size=20))
+    assert [c.metadata["pages"] for c in per_page] == [[1, 1], [2, 2]]
+    text_doc = read_bytes(b"plain text", "a.txt")
+    assert "pages" not in text_doc.with_pages(chunking.chunk(text_doc.text))[0].metadata
 
 
 def test_pdf_without_text_layer_suggests_ocr() -> None:
