@@ -1,0 +1,50 @@
+"""Chunk Explorer: see how RAG chunking strategies cut your documents.
+
+Run with ``streamlit run app.py``. This script draws the shared sidebar (document input
+and strategy controls, stateful across pages) and routes to the pages with
+``st.navigation``.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from pages import common
+
+st.set_page_config(
+    page_title="Chunk Explorer",
+    page_icon="✂️",
+    layout="wide",
+    initial_sidebar_state="expanded",
+)
+common.keep_page_state()
+common.apply_url_once()
+common.inject_css()
+
+# Page files end in "_page" and are served under shorter URL paths on purpose: on a
+# server's first run, and in every AppTest run, Streamlit 1.67 still treats a folder
+# called pages/ as a legacy multipage folder and would run a page whose file name
+# matches the requested URL directly, without this script (no sidebar, no document).
+# With names that never match, it falls back to this script, which routes correctly.
+navigation = st.navigation(
+    [
+        st.Page(
+            "pages/explore_page.py",
+            title="Explore",
+            icon=":material/view_agenda:",
+            url_path="explore",
+            default=True,
+        ),
+        st.Page(
+            "pages/compare_page.py",
+            title="Compare",
+            icon=":material/compare_arrows:",
+            url_path="compare",
+        ),
+    ]
+)
+with st.sidebar:
+    source = common.document_input()
+    config = common.strategy_controls(source)
+common.write_url(source, config)
+navigation.run()

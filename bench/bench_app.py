@@ -1,0 +1,223 @@
+"""Measure the app's responsiveness in a real browser with a 1 MB document.
+
+    .venv/bin/python bench/bench_app.py            # starts its own server on a free port
+    .venv/bin/python bench/bench_app.py --url http://127.0.0.1:8501
+
+What is measured (wall-clock, from the Python side of Playwright):
+
+- first load: a new browser session opens the app on a warm server, until the chunk
+  count and the histogram are on screen and the script run has finished;
+- upload: a 1 MB text document is uploaded, until its chunk count is shown;
+- re-render: the chunk size (recursive strategy, characters) is changed, until the new
+  count is shown ("count") and until the run has finished and the histogram holds the
+  new chunks ("settled").
+
+The 1 MB document is built from the chroma-eval corpora in ../shared when present,
+otherwise from the sample documents. Expected chunk counts come from the core.
+This is a benchmark, not a test: it prints figures and asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import chunking  # noqa: E402
+
+CORPORA = ROOT.parent / "shared" / "datasets" / "chroma-eval" / "corpora"
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+DOC_CHARS = 1_000_000
+SIZES = (900, 800, 700, 600, 500, 1000, 1200, 400)
+
+
+def one_megabyte_document() -> str:
+    """About 1 MB of real, mostly non-repeating text."""
+    sources = sorted(CORPORA.glob("*.md")) or sorted((ROOT / "sample_docs").glob("*.txt"))
+    parts = [p.read_text(encoding="utf-8") for p in sources]
+    text = "\n\n".join(parts)
+    while len(text) < DOC_CHARS:
+        text += "\n\n" + text
+    return text[:DOC_CHARS]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def server(url: str | None) -> Iterator[str]:
+    """Use ``url``, or start ``streamlit run app.py`` on a free port and stop it after."""
+    if url:
+        yield url
+        return
+    port = _free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            try:
+                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2):
+                    break
+            except OSError:
+                time.sleep(0.3)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
+def _metric_is(page, value: str) -> None:
+    page.wait_for_function(
+        """v => [...document.querySelectorAll('[data-testid="stMetric"]')]
+              .some(m => m.innerText.startsWith('Chunks') &&
+                         m.querySelector('[data-testid="stMetricValue"]').innerText === v)""",
+        arg=value,
+        polling="raf",
+        timeout=120_000,
+    )
+
+
+def _settled(page, count: int) -> None:
+    page.wait_for_function(
+        """n => { const p = document.querySelector('.js-plotly-plot');
+                  return p && p.data && p.data[0].x.length === n &&
+                         !document.querySelector('[data-testid="stStatusWidget"]'); }""",
+        arg=count,
+        polling="raf",
+        timeout=120_000,
+    )
+
+
+def first_load(browser, url: str) -> float:
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    page = context.new_page()
+    start = time.perf_counter()
+    page.goto(url)
+    page.wait_for_selector('[data-testid="stMetricValue"]', timeout=120_000)
+    page.wait_for_selector(".js-plotly-plot", timeout=120_000)
+    page.wait_for_function(
+        "!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=120_000
+    )
+    elapsed = time.perf_counter() - start
+    context.close()
+    return elapsed
+
+
+def run(url: str) -> dict[str, object]:
+    from playwright.sync_api import sync_playwright
+
+    text = one_megabyte_document()
+    expected = {size: len(chunking.chunk(text, size=size)) for size in (1000, *SIZES)}
+    results: dict[str, object] = {"document_chars": len(text)}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        first_load(browser, url)  # warm the server: imports, caches
+        loads = [first_load(browser, url) for _ in range(3)]
+        results["first_load_s"] = loads
+
+        context = browser.new_context(viewport={"width": 1440, "height": 1000})
+        page = context.new_page()
+        page.goto(url)
+        page.wait_for_selector(".js-plotly-plot", timeout=120_000)
+        sidebar = page.get_by_test_id("stSidebar")
+        sidebar.get_by_test_id("stRadio").get_by_text("Upload", exact=True).click()
+        start = time.perf_counter()
+        sidebar.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
+            {"name": "one_megabyte.txt", "mimeType": "text/plain", "buffer": text.encode()}
+        )
+        _metric_is(page, f"{expected[1000]:,}")
+        results["upload_1mb_count_s"] = time.perf_counter() - start
+        _settled(page, expected[1000])
+        results["upload_1mb_settled_s"] = time.perf_counter() - start
+
+        field = sidebar.locator('input[type="number"][aria-label="size"]')
+        rerenders = []
+        for size in SIZES:
+            field.fill(str(size))
+            start = time.perf_counter()
+            field.press("Enter")
+            _metric_is(page, f"{expected[size]:,}")
+            count_s = time.perf_counter() - start
+            _settled(page, expected[size])
+            rerenders.append(
+                {
+                    "size": size,
+                    "chunks": expected[size],
+                    "count_s": count_s,
+                    "settled_s": time.perf_counter() - start,
+                }
+            )
+        results["rerender"] = rerenders
+        context.close()
+        browser.close()
+    return results
+
+
+def report(results: dict[str, object]) -> None:
+    loads = results["first_load_s"]
+    print(f"document: {results['document_chars']:,} characters")
+    print("first load (warm server): " + ", ".join(f"{s:.2f} s" for s in loads))
+    print(
+        f"upload 1 MB: count shown after {results['upload_1mb_count_s']:.2f} s, "
+        f"settled after {results['upload_1mb_settled_s']:.2f} s"
+    )
+    print("re-render after a size change (recursive, chars):")
+    for row in results["rerender"]:
+        print(
+            f"  size {row['size']:>5}: {row['chunks']:>5} chunks, count {row['count_s']:.2f} s, "
+            f"settled {row['settled_s']:.2f} s"
+        )
+    counts = [r["count_s"] for r in results["rerender"]]
+    settled = [r["settled_s"] for r in results["rerender"]]
+    print(
+        f"median re-render: count {statistics.median(counts):.2f} s, "
+        f"settled {statistics.median(settled):.2f} s; worst settled {max(settled):.2f} s"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url", help="an already running app (default: start one)")
+    args = parser.parse_args()
+    with server(args.url) as url:
+        report(run(url))
+
+
+if __name__ == "__main__":
+    main()

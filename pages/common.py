@@ -1,0 +1,659 @@
+"""Shared parts of the Streamlit app: document input, strategy controls, URL state and
+cached calls into the core.
+
+``app.py`` draws the sidebar with :func:`document_input` and :func:`strategy_controls`
+on every run, whatever the page, so those widgets keep their state across pages. The
+pages read the results with :func:`require_source` and :func:`require_config`.
+
+Everything about strategies comes from the registry (``chunking.strategies()``): the
+widgets, their ranges, help texts and the URL format.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from chunking import Chunk, Config, Param, Strategy, run, strategies
+from chunking.io import (
+    MAX_BYTES_DEFAULT,
+    SUPPORTED_EXTENSIONS,
+    Document,
+    DocumentError,
+    read_bytes,
+    read_path,
+)
+from chunking.recommend import Recommendation, recommend
+from chunking.render import BOUNDARY_CSS
+from chunking.segment import sentence_spans
+from chunking.stats import (
+    ChunkWarning,
+    SizeSummary,
+    all_sizes,
+    boundaries,
+    describe,
+    find_warnings,
+    model_max_tokens,
+    truncated_chunks,
+    wordpiece_starts,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE_DIR = ROOT / "sample_docs"
+DEFAULT_SAMPLE = "technical_guide.md"
+MAX_MB_ENV = "CHUNK_EXPLORER_MAX_MB"
+SOURCES = ("Sample", "Paste", "Upload")
+PASTE_NAME = "pasted text"
+
+# Session-state keys of the shared widgets (tests set widgets by these keys).
+SOURCE_KEY = "source"
+SAMPLE_KEY = "sample"
+PASTE_KEY = "pasted"
+UPLOAD_KEY = "upload"
+STRATEGY_KEY = "strategy"
+#: Page widgets whose values survive a visit to another page (see keep_page_state).
+KEPT_PREFIXES = ("cmp.", "explore.")
+
+_SOURCE_STATE = "_ce_source"
+_CONFIG_STATE = "_ce_config"
+_CONFIG_ERROR_STATE = "_ce_config_error"
+_URL_DONE = "_ce_url_loaded"
+_URL_PROBLEMS = "_ce_url_problems"
+
+
+# ------------------------------------------------------------------------ documents
+
+
+@dataclass(frozen=True)
+class Source:
+    """The document every page works on, with the hash that keys every cache."""
+
+    document: Document
+    key: str
+    origin: str  # "sample", "paste" or "upload"
+
+
+def text_key(text: str) -> str:
+    """sha1 of the text: the cache key of everything computed from it."""
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass"), usedforsecurity=False).hexdigest()
+
+
+def max_upload_bytes(environ: Mapping[str, str] | None = None) -> tuple[int, str | None]:
+    """The size limit from ``CHUNK_EXPLORER_MAX_MB`` (default 50 MB) and any problem with it."""
+    environ = os.environ if environ is None else environ
+    raw = environ.get(MAX_MB_ENV, "").strip()
+    if not raw:
+        return MAX_BYTES_DEFAULT, None
+    try:
+        megabytes = float(raw)
+    except ValueError:
+        megabytes = -1.0
+    if not megabytes > 0:
+        return MAX_BYTES_DEFAULT, (
+            f"{MAX_MB_ENV}={raw!r} is not a positive number of megabytes; using 50 MB"
+        )
+    return max(1, int(megabytes * 1024 * 1024)), None
+
+
+def load_document(data: bytes, name: str, max_bytes: int = MAX_BYTES_DEFAULT) -> Document | str:
+    """Read uploaded bytes into a Document, or return the message to show the user."""
+    try:
+        return read_bytes(data, name, max_bytes=max_bytes)
+    except DocumentError as exc:
+        return str(exc)
+
+
+def sample_names() -> list[str]:
+    """Readable files in ``sample_docs/`` (README excluded), the default one first."""
+    names = sorted(
+        p.name
+        for p in SAMPLE_DIR.iterdir()
+        if p.is_file() and p.suffix.lower() in SUPPORTED_EXTENSIONS and p.stem != "README"
+    )
+    if DEFAULT_SAMPLE in names:
+        names.remove(DEFAULT_SAMPLE)
+        names.insert(0, DEFAULT_SAMPLE)
+    return names
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _sample(name: str) -> Source:
+    document = read_path(SAMPLE_DIR / name)
+    return Source(document, text_key(document.text), "sample")
+
+
+# Documents and chunks are immutable, so one shared copy (cache_resource) is safe and
+# saves copying megabytes of text on every rerun. Chunk metadata is a read-only
+# mapping, which st.cache_data could not pickle anyway.
+@st.cache_resource(show_spinner="Reading the document…", max_entries=8)
+def _upload(file_id: str, name: str, max_bytes: int, _data: bytes) -> Source | str:
+    loaded = load_document(_data, name, max_bytes)
+    if isinstance(loaded, str):
+        return loaded
+    return Source(loaded, text_key(loaded.text), "upload")
+
+
+def _pasted(text: str) -> Source | str:
+    if not text.strip():
+        return "Paste some text into the box above to chunk it."
+    document = Document(text=text, name=PASTE_NAME, kind="text", encoding=None)
+    return Source(document, text_key(text), "paste")
+
+
+def _upload_help(max_bytes: int) -> str:
+    kinds = ", ".join(sorted(SUPPORTED_EXTENSIONS))
+    server_mb = float(st.get_option("server.maxUploadSize"))
+    limit_mb = min(max_bytes / 1024 / 1024, server_mb)
+    return (
+        f"Up to {limit_mb:g} MB ({MAX_MB_ENV} and server.maxUploadSize). Supported: "
+        f"{kinds}. PDFs need a text layer; page numbers are kept in each chunk's metadata."
+    )
+
+
+def _upload_input() -> tuple[Source | str, bool]:
+    """The file uploader; returns the document or a message, and whether it is an error."""
+    max_bytes, problem = max_upload_bytes()
+    if problem:
+        st.warning(problem)
+    upload = st.file_uploader("File", key=UPLOAD_KEY, help=_upload_help(max_bytes))
+    if upload is None:
+        return "Upload a file above, or pick a sample.", False
+    loaded = _upload(upload.file_id, upload.name, max_bytes, upload.getvalue())
+    return loaded, isinstance(loaded, str)
+
+
+def document_input() -> Source | None:
+    """Sidebar widgets that choose the document; problems are shown with what to do."""
+    st.header("Document")
+    names = sample_names()
+    st.session_state.setdefault(SOURCE_KEY, SOURCES[0])
+    st.session_state.setdefault(SAMPLE_KEY, names[0] if names else "")
+    origin = st.radio("Source", SOURCES, key=SOURCE_KEY, horizontal=True)
+    loaded: Source | str
+    is_error = False
+    if origin == "Sample":
+        name = st.selectbox(
+            "Sample document", names, key=SAMPLE_KEY, help="Example documents in sample_docs/."
+        )
+        loaded = _sample(name) if name else "No sample documents were found in sample_docs/."
+    elif origin == "Paste":
+        loaded = _pasted(st.text_area("Text", key=PASTE_KEY, height=180))
+    else:
+        loaded, is_error = _upload_input()
+    if isinstance(loaded, Source):
+        st.caption(describe_document(loaded.document))
+    elif is_error:
+        st.error(loaded)
+    else:
+        st.info(loaded)
+    st.session_state[_SOURCE_STATE] = loaded
+    return loaded if isinstance(loaded, Source) else None
+
+
+def describe_document(document: Document) -> str:
+    """One line about the document: name, kind, size, encoding, pages."""
+    parts = [document.name, document.kind, f"{len(document.text):,} characters"]
+    if document.encoding:
+        parts.append(document.encoding)
+    if document.pages:
+        parts.append(f"{len(document.pages)} pages")
+    return " · ".join(parts)
+
+
+# ------------------------------------------------------------------- strategy controls
+
+
+def param_key(strategy: str, param: str, prefix: str = "") -> str:
+    """Session-state key of a parameter's widget, e.g. ``recursive.size``."""
+    return f"{prefix}{strategy}.{param}"
+
+
+def widget_value(param: Param, value: Any) -> Any:
+    """A core value in the form its widget holds (lists as JSON text)."""
+    if param.kind is list:
+        return json.dumps(list(value), ensure_ascii=False)
+    if param.kind is float:
+        return float(value)
+    return value
+
+
+def _bound(value: float | None, kind: type) -> Any:
+    return None if value is None else kind(value)
+
+
+def param_widget(param: Param, key: str) -> None:
+    """Draw the widget for ``param`` bound to ``key``, initialised to its default."""
+    if key not in st.session_state:
+        st.session_state[key] = widget_value(param, param.default)
+    label = param.name.replace("_", " ")
+    kind, help_text = param.kind, param.help
+    if kind is bool:
+        st.toggle(label, key=key, help=help_text)
+    elif kind is int:
+        st.number_input(
+            label,
+            min_value=_bound(param.minimum, int),
+            max_value=_bound(param.maximum, int),
+            step=1,
+            key=key,
+            help=help_text,
+        )
+    elif kind is float and param.minimum is not None and param.maximum is not None:
+        lo, hi = float(param.minimum), float(param.maximum)
+        st.slider(label, min_value=lo, max_value=hi, step=(hi - lo) / 100, key=key, help=help_text)
+    elif kind is float:
+        st.number_input(
+            label,
+            min_value=_bound(param.minimum, float),
+            max_value=_bound(param.maximum, float),
+            step=0.05,
+            key=key,
+            help=help_text,
+        )
+    elif kind is str and param.choices:
+        st.selectbox(label, list(param.choices), key=key, help=help_text)
+    elif kind is list:
+        st.text_input(
+            f"{label} (JSON list)",
+            key=key,
+            help=f'{help_text} Write a JSON list of strings, e.g. ["\\n\\n", " "].',
+        )
+    else:
+        st.text_input(label, key=key, help=help_text)
+
+
+def read_params(spec: Strategy, prefix: str = "") -> dict[str, Any]:
+    """The values of a strategy's widgets, as last drawn."""
+    return {
+        p.name: st.session_state.get(param_key(spec.name, p.name, prefix), p.default)
+        for p in spec.params
+    }
+
+
+def build_config(strategy: str, values: Mapping[str, Any]) -> Config | str:
+    """A validated Config, or the core's message saying what to change."""
+    try:
+        return Config.create(strategy, **values)
+    except ValueError as exc:
+        return f"Invalid configuration: {exc}."
+
+
+def config_controls(prefix: str = "", default: str | None = None) -> Config | str:
+    """A strategy selectbox and the selected strategy's parameter widgets."""
+    registry = strategies()
+    names = list(registry)
+    key = f"{prefix}{STRATEGY_KEY}"
+    st.session_state.setdefault(key, default if default in registry else names[0])
+    name = st.selectbox(
+        "Strategy",
+        names,
+        key=key,
+        format_func=lambda n: registry[n].label,
+        help="How the document is cut. Each strategy's parameters appear below.",
+    )
+    spec = registry[name]
+    st.caption(spec.description)
+    for param in spec.params:
+        param_widget(param, param_key(name, param.name, prefix))
+    return build_config(name, read_params(spec, prefix))
+
+
+def apply_config(config: Config, prefix: str = "") -> None:
+    """Set the strategy and parameter widgets to ``config`` (a button callback)."""
+    st.session_state[f"{prefix}{STRATEGY_KEY}"] = config.strategy
+    for param in config.spec.params:
+        key = param_key(config.strategy, param.name, prefix)
+        st.session_state[key] = widget_value(param, config.params[param.name])
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _recommendation(key: str, name: str, _text: str) -> Recommendation:
+    return recommend(_text, name)
+
+
+def recommendation_for(source: Source) -> Recommendation:
+    """The recommended configuration for the document (cached by text hash and name)."""
+    return _recommendation(source.key, source.document.name, source.document.text)
+
+
+def recommendation_box(source: Source, current: Config | str) -> None:
+    """Offer the recommended strategy for the document type, with its reason."""
+    rec = recommendation_for(source)
+    label = rec.config.spec.label
+    if isinstance(current, Config) and current == rec.config:
+        st.success(f"Using the suggested **{label}** configuration for this {rec.kind}.")
+        return
+    with st.container(border=True):
+        st.markdown(f"**Suggested for this {rec.kind}: {label}**")
+        st.caption(rec.reason)
+        st.button(
+            "Use the suggestion",
+            key="use_recommendation",
+            on_click=apply_config,
+            args=(rec.config,),
+            help="Sets the strategy and parameters below to the suggestion.",
+        )
+
+
+def strategy_controls(source: Source | None) -> Config | None:
+    """Sidebar: recommendation, strategy, parameters and the config download."""
+    st.header("Strategy")
+    problems = st.session_state.pop(_URL_PROBLEMS, None)
+    if problems:
+        st.warning("Some settings in the link were ignored:\n\n- " + "\n- ".join(problems))
+    container = st.container()
+    result = config_controls()
+    with container:
+        if source is not None:
+            recommendation_box(source, result)
+    config = result if isinstance(result, Config) else None
+    if config is None:
+        st.error(result)
+    else:
+        st.download_button(
+            "Download config (JSON)",
+            data=config.to_json(),
+            file_name=f"chunk-config-{config.strategy}.json",
+            mime="application/json",
+            on_click="ignore",
+            key="dl_config_sidebar",
+            icon=":material/download:",
+        )
+    st.session_state[_CONFIG_STATE] = config
+    st.session_state[_CONFIG_ERROR_STATE] = None if config else result
+    return config
+
+
+# --------------------------------------------------------------------------- URL
+
+
+def _url_value(param: Param, value: Any) -> str:
+    if param.kind is list:
+        return json.dumps(list(value), ensure_ascii=False)
+    if param.kind is bool:
+        return "true" if value else "false"
+    return str(value)
+
+
+def config_to_query(config: Config, sample: str | None = None) -> dict[str, str]:
+    """The query parameters that reproduce ``config`` (and the sample, if any)."""
+    query = {"strategy": config.strategy}
+    for param in config.spec.params:
+        query[param.name] = _url_value(param, config.params[param.name])
+    if sample:
+        query["sample"] = sample
+    return query
+
+
+def query_to_state(
+    query: Mapping[str, str], samples: Sequence[str]
+) -> tuple[dict[str, Any], list[str]]:
+    """Session-state values for the widgets described by ``query``, and what was ignored."""
+    registry = strategies()
+    state: dict[str, Any] = {}
+    problems: list[str] = []
+    sample = query.get("sample")
+    if sample is not None:
+        if sample in samples:
+            state[SOURCE_KEY], state[SAMPLE_KEY] = "Sample", sample
+        else:
+            problems.append(f"sample {sample!r} does not exist; showing {samples[0]}")
+    name = query.get("strategy")
+    if name is None:
+        return state, problems
+    if name not in registry:
+        problems.append(f"strategy {name!r} is unknown; choose one of {', '.join(registry)}")
+        return state, problems
+    state[STRATEGY_KEY] = name
+    for param in registry[name].params:
+        if param.name in query:
+            try:
+                value = param.coerce(query[param.name])
+            except ValueError as exc:
+                problems.append(str(exc))
+                continue
+            state[param_key(name, param.name)] = widget_value(param, value)
+    return state, problems
+
+
+def apply_url_once() -> None:
+    """On a session's first run, set the widgets from the link's query parameters."""
+    if st.session_state.get(_URL_DONE):
+        return
+    st.session_state[_URL_DONE] = True
+    query = {k: st.query_params[k] for k in st.query_params}
+    state, problems = query_to_state(query, sample_names())
+    for key, value in state.items():
+        st.session_state[key] = value
+    if problems:
+        st.session_state[_URL_PROBLEMS] = problems
+
+
+def write_url(source: Source | None, config: Config | None) -> None:
+    """Keep the current configuration (and sample name) in the address bar."""
+    if config is None:
+        return
+    sample = source.document.name if source is not None and source.origin == "sample" else None
+    query = config_to_query(config, sample)
+    if dict(st.query_params.to_dict()) != query:
+        st.query_params.from_dict(query)
+
+
+# ------------------------------------------------------------------ page helpers
+
+
+def keep_page_state() -> None:
+    """Keep page widgets' values while another page is shown.
+
+    Streamlit forgets a widget's value when a run does not draw it; writing the value
+    back as plain session state keeps it for when the page is visited again.
+    """
+    for key in list(st.session_state.keys()):
+        if isinstance(key, str) and key.startswith(KEPT_PREFIXES):
+            st.session_state[key] = st.session_state[key]
+
+
+def clamp_state(key: str, lo: int, hi: int) -> None:
+    """Keep a number widget's value within ``[lo, hi]`` before it is drawn.
+
+    The range of page and chunk numbers changes with the configuration; a value left
+    over from a previous configuration would otherwise be out of range.
+    """
+    value = st.session_state.get(key, lo)
+    st.session_state[key] = min(max(lo, int(value)), hi)
+
+
+def inject_css() -> None:
+    """The boundary view's style sheet (a style-only st.html takes no space)."""
+    st.html(f"<style>{BOUNDARY_CSS}</style>")
+
+
+def require_source() -> Source:
+    """The current document, or stop the page with the reason it is missing."""
+    source = st.session_state.get(_SOURCE_STATE)
+    if isinstance(source, Source):
+        return source
+    message = source if isinstance(source, str) else "Choose a document in the sidebar."
+    st.warning(f"{message}\n\nPick a sample, paste text or upload another file in the sidebar.")
+    st.stop()
+    raise AssertionError("unreachable")  # st.stop() raises
+
+
+def require_config() -> Config:
+    """The sidebar's configuration, or stop the page with what to fix."""
+    config = st.session_state.get(_CONFIG_STATE)
+    if isinstance(config, Config):
+        return config
+    error = st.session_state.get(_CONFIG_ERROR_STATE) or "No configuration."
+    st.error(f"{error} Fix it in the sidebar.")
+    st.stop()
+    raise AssertionError("unreachable")
+
+
+# ----------------------------------------------------------------- cached core calls
+
+
+@st.cache_resource(show_spinner="Chunking…", max_entries=32)
+def _chunks(key: str, config_json: str, _text: str) -> tuple[Chunk, ...]:
+    return tuple(run(_text, Config.from_dict(json.loads(config_json))))
+
+
+def chunks_for(source: Source, config: Config) -> tuple[Chunk, ...]:
+    """The chunks of the document for ``config`` (cached by text hash + config JSON)."""
+    return _chunks(source.key, config.to_json(), source.document.text)
+
+
+def safe_chunks(source: Source, config: Config) -> tuple[Chunk, ...] | str:
+    """Like :func:`chunks_for`, but a failure becomes a message to show."""
+    try:
+        return chunks_for(source, config)
+    except ValueError as exc:
+        return f"{config.spec.label} cannot cut this document: {exc}"
+    except Exception as exc:  # a strategy bug must not show a traceback to the user
+        return (
+            f"{config.spec.label} failed on this document ({type(exc).__name__}: {exc}). "
+            "Try another strategy or other parameters."
+        )
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _sentences(key: str, _text: str) -> list[tuple[int, int]]:
+    return sentence_spans(_text)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _wordpieces(key: str, _text: str):  # -> np.ndarray | None
+    return wordpiece_starts(_text)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Sizes in every unit, their summaries, warnings and boundaries of one chunking."""
+
+    sizes: dict[str, list[int]]
+    summary: dict[str, SizeSummary]
+    warnings: list[ChunkWarning]
+    boundaries: list[int]
+    pages: list[int | None]
+
+
+@st.cache_data(show_spinner="Measuring chunks…", max_entries=32)
+def _analysis(key: str, config_json: str, _source: Source) -> Analysis:
+    config = Config.from_dict(json.loads(config_json))
+    chunks = chunks_for(_source, config)
+    text = _source.document.text
+    sizes = all_sizes(chunks, config.unit)
+    max_tokens = model_max_tokens()
+    warnings = find_warnings(
+        text,
+        chunks,
+        limit=config.limit,
+        unit=config.unit,
+        sentences=_sentences(key, text),
+        truncated=truncated_chunks(text, chunks, max_tokens, _wordpieces(key, text)),
+        max_tokens=max_tokens,
+    )
+    pages = [_source.document.page_of(c.start) for c in chunks]
+    return Analysis(
+        sizes=sizes,
+        summary={unit: describe(s, unit) for unit, s in sizes.items()},
+        warnings=warnings,
+        boundaries=boundaries(chunks),
+        pages=pages,
+    )
+
+
+def analysis_for(source: Source, config: Config) -> Analysis:
+    """Statistics and warnings for ``config`` (cached by text hash + config JSON)."""
+    return _analysis(source.key, config.to_json(), source)
+
+
+# ------------------------------------------------------------------ tables/exports
+
+
+def short_label(config: Config) -> str:
+    """``Recursive · 500 chars · overlap 50``: what distinguishes a configuration."""
+    parts = [config.spec.label]
+    if config.limit is not None:
+        parts.append(f"{config.limit} {config.unit}")
+    overlap = config.params.get("overlap")
+    if overlap:
+        parts.append(f"overlap {overlap}")
+    return " · ".join(parts)
+
+
+def preview(text: str, width: int = 80) -> str:
+    """The start of a chunk on one line."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def chunk_records(chunks: Sequence[Chunk], pages: Sequence[int | None]) -> list[dict[str, Any]]:
+    """Export rows: the chunk's fields with its PDF page number added to the metadata."""
+    rows = []
+    for chunk, page in zip(chunks, pages, strict=True):
+        row = chunk.to_dict()
+        if page is not None:
+            row["metadata"]["page"] = page
+        rows.append(row)
+    return rows
+
+
+def chunk_table(chunks: Sequence[Chunk], analysis: Analysis) -> pd.DataFrame:
+    """One row per chunk for display: offsets, sizes in every unit, flags and a preview."""
+    table = pd.DataFrame(
+        {
+            "chunk": [c.index for c in chunks],
+            "start": [c.start for c in chunks],
+            "end": [c.end for c in chunks],
+            "chars": analysis.sizes["chars"],
+            "words": analysis.sizes["words"],
+            "tokens": analysis.sizes["tokens"],
+        }
+    )
+    if any(p is not None for p in analysis.pages):
+        table["page"] = analysis.pages
+    table["boundary"] = [str(c.metadata.get("boundary", "")) for c in chunks]
+    table["flags"] = [", ".join(c.flags) for c in chunks]
+    table["text"] = [preview(c.text) for c in chunks]
+    return table
+
+
+def _flat_frame(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    frame = pd.DataFrame.from_records(list(records), columns=list(_EXPORT_COLUMNS))
+    frame["metadata"] = [json.dumps(r["metadata"], ensure_ascii=False) for r in records]
+    return frame
+
+
+_EXPORT_COLUMNS = ("index", "start", "end", "size", "text", "metadata")
+
+
+def to_jsonl(records: Sequence[Mapping[str, Any]]) -> str:
+    """One JSON object per line."""
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+
+
+def to_csv(records: Sequence[Mapping[str, Any]]) -> str:
+    """CSV with the metadata as a JSON string column."""
+    return _flat_frame(records).to_csv(index=False)
+
+
+def to_parquet(records: Sequence[Mapping[str, Any]]) -> bytes:
+    """Parquet with the metadata as a JSON string column."""
+    buffer = io.BytesIO()
+    _flat_frame(records).to_parquet(buffer, index=False)
+    return buffer.getvalue()
+
+
+def deferred(make: Callable[..., Any], *args: Any) -> Callable[[], Any]:
+    """A no-argument callable for st.download_button: the file is built on click."""
+    return lambda: make(*args)

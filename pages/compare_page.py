@@ -1,0 +1,170 @@
+"""Compare: two to four configurations on the same document."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from chunking import Config, strategies
+from chunking.figures import agreement_heatmap, boundary_strip, overlaid_histograms
+from chunking.render import render_window
+from chunking.stats import agreement_matrix
+from pages import common
+
+COUNT_KEY = "cmp.count"
+K_KEY = "cmp.k"
+WINDOW_START_KEY = "cmp.window_start"
+WINDOW_SIZE_KEY = "cmp.window_size"
+LETTERS = "ABCD"
+WINDOW_SIZES = (1_000, 2_000, 5_000, 10_000)
+
+source = common.require_source()
+first = common.require_config()
+document = source.document
+text = document.text
+
+st.title("Compare")
+st.caption(
+    f"{common.describe_document(document)} — configuration A is the sidebar's; "
+    "set up the others below."
+)
+
+st.session_state.setdefault(COUNT_KEY, 2)
+count = int(st.number_input("Configurations", min_value=2, max_value=4, step=1, key=COUNT_KEY))
+
+# --- configurations ------------------------------------------------------------------
+others = [name for name in strategies() if name != first.strategy]
+configs: dict[str, Config] = {}
+columns = st.columns(count)
+with columns[0], st.container(border=True):
+    st.markdown(f"**A · {common.short_label(first)}**")
+    st.caption("From the sidebar.")
+    st.json(first.to_dict()["params"], expanded=False)
+configs["A"] = first
+for slot in range(1, count):
+    letter = LETTERS[slot]
+    with columns[slot], st.container(border=True):
+        st.markdown(f"**{letter}**")
+        default = others[(slot - 1) % len(others)] if others else first.strategy
+        with st.expander("Settings", expanded=False):
+            result = common.config_controls(prefix=f"cmp.{letter}.", default=default)
+        if isinstance(result, str):
+            st.error(f"{letter}: {result}")
+            continue
+        st.markdown(common.short_label(result))
+        configs[letter] = result
+
+chunked: dict[str, tuple] = {}
+for letter, config in configs.items():
+    result = common.safe_chunks(source, config)
+    if isinstance(result, str):
+        st.error(f"{letter}: {result}")
+    elif not result:
+        st.warning(f"{letter}: this configuration produced no chunks.")
+    else:
+        chunked[letter] = result
+if len(chunked) < 2:
+    st.info("Two valid configurations are needed for a comparison; fix the settings above.")
+    st.stop()
+
+names = {letter: f"{letter} · {common.short_label(configs[letter])}" for letter in chunked}
+analyses = {letter: common.analysis_for(source, configs[letter]) for letter in chunked}
+
+# --- boundaries and sizes ------------------------------------------------------------
+lanes = {names[letter]: analyses[letter].boundaries for letter in chunked}
+st.plotly_chart(boundary_strip(lanes, len(text)), key="cmp_strip", config={"displaylogo": False})
+
+left, right = st.columns(2)
+with left:
+    series = {names[letter]: analyses[letter].sizes["chars"] for letter in chunked}
+    limits = {
+        names[letter]: configs[letter].limit
+        for letter in chunked
+        if configs[letter].unit == "chars" and configs[letter].limit is not None
+    }
+    st.plotly_chart(
+        overlaid_histograms(series, limits=limits, unit="chars"),
+        key="cmp_histograms",
+        config={"displaylogo": False},
+    )
+with right:
+    rows = []
+    for letter in chunked:
+        summary, config = analyses[letter].summary, configs[letter]
+        rows.append(
+            {
+                "config": letter,
+                "strategy": config.spec.label,
+                "limit": f"{config.limit} {config.unit}" if config.limit else "—",
+                "chunks": summary["chars"].count,
+                "mean chars": round(summary["chars"].mean, 1),
+                "std chars": round(summary["chars"].std, 1),
+                "min chars": summary["chars"].min,
+                "max chars": summary["chars"].max,
+                "mean tokens": round(summary["tokens"].mean, 1),
+                "warnings": sum(w.count for w in analyses[letter].warnings),
+            }
+        )
+    st.markdown("**Statistics**")
+    st.dataframe(pd.DataFrame(rows).set_index("config"), key="cmp_stats")
+
+# --- agreement -----------------------------------------------------------------------
+st.subheader("Boundary agreement")
+st.session_state.setdefault(K_KEY, 20)
+k = int(
+    st.slider(
+        "Tolerance k (characters)",
+        min_value=0,
+        max_value=500,
+        step=5,
+        key=K_KEY,
+        help="Two boundaries agree when they are at most k characters apart. The score is "
+        "the share of both configurations' boundaries that have a partner in the other.",
+    )
+)
+letters = list(chunked)
+matrix = agreement_matrix([analyses[x].boundaries for x in letters], k)
+agree_left, agree_right = st.columns([2, 3])
+with agree_left:
+    frame = pd.DataFrame(matrix, index=letters, columns=letters)
+    st.dataframe(frame.style.format("{:.0%}"), key="cmp_agreement")
+with agree_right:
+    st.plotly_chart(
+        agreement_heatmap(letters, matrix, k=k), key="cmp_heatmap", config={"displaylogo": False}
+    )
+
+# --- linked text panels --------------------------------------------------------------
+st.subheader("Side by side")
+st.session_state.setdefault(WINDOW_SIZE_KEY, WINDOW_SIZES[1])
+controls = st.columns([1, 3])
+size = int(
+    controls[0].selectbox(
+        "Window (characters)",
+        WINDOW_SIZES,
+        key=WINDOW_SIZE_KEY,
+        format_func=lambda n: f"{n:,}",
+    )
+)
+last_start = max(0, len(text) - size)
+common.clamp_state(WINDOW_START_KEY, 0, last_start)
+start = (
+    int(
+        controls[1].slider(
+            "Window start (character offset)",
+            min_value=0,
+            max_value=last_start,
+            step=max(1, size // 10),
+            key=WINDOW_START_KEY,
+            help="All panels show the same stretch of the document.",
+        )
+    )
+    if last_start > 0
+    else 0
+)
+end = min(len(text), start + size)
+st.caption(f"Characters {start:,}–{end:,} of {len(text):,}, with each configuration's chunks.")
+for column, letter in zip(st.columns(len(chunked)), chunked, strict=True):
+    with column:
+        st.markdown(f"**{names[letter]}**")
+        unit = configs[letter].unit
+        st.html(render_window(text, chunked[letter], start, end, unit=unit))

@@ -1,0 +1,154 @@
+"""Explore: one configuration on the document — boundaries, statistics, warnings, chunks."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from chunking.figures import size_histogram
+from chunking.render import LEGEND_HTML, page_of_chunk, paginate, render_page, render_window
+from pages import common
+
+PAGE_KEY = "explore.page"
+CHUNK_KEY = "explore.chunk"
+TABLE_KEY = "explore_table"
+
+source = common.require_source()
+config = common.require_config()
+document = source.document
+
+st.title("Explore")
+st.caption(f"{common.describe_document(document)} — {common.short_label(config)}")
+
+result = common.safe_chunks(source, config)
+if isinstance(result, str):
+    st.error(result)
+    st.stop()
+chunks = result
+if not chunks:
+    st.warning("This configuration produced no chunks. Try another strategy.")
+    st.stop()
+analysis = common.analysis_for(source, config)
+pages = paginate(chunks)
+
+
+def _go_to_chunk(index: int) -> None:
+    """Select chunk ``index`` and show the page of the boundary view that holds it."""
+    st.session_state[CHUNK_KEY] = index
+    st.session_state[PAGE_KEY] = page_of_chunk(pages, index)
+
+
+def _on_table_select() -> None:
+    rows = st.session_state[TABLE_KEY].selection.rows
+    if rows:
+        _go_to_chunk(int(rows[0]))
+
+
+def _on_chunk_input() -> None:
+    st.session_state[PAGE_KEY] = page_of_chunk(pages, int(st.session_state[CHUNK_KEY]))
+
+
+# --- summary -------------------------------------------------------------------------
+unit = config.unit
+summary = analysis.summary[unit]
+cols = st.columns(6)
+cols[0].metric("Chunks", f"{summary.count:,}")
+cols[1].metric(f"Mean ({unit})", f"{summary.mean:,.1f}")
+cols[2].metric(f"Std ({unit})", f"{summary.std:,.1f}")
+cols[3].metric(f"Min ({unit})", f"{summary.min:,}")
+cols[4].metric(f"Max ({unit})", f"{summary.max:,}")
+cols[5].metric("Warnings", len(analysis.warnings))
+
+for warning in analysis.warnings:
+    st.warning(f"**{warning.title}.** {warning.message}", icon=":material/warning:")
+
+left, right = st.columns([3, 2])
+with left:
+    figure = size_histogram(analysis.sizes[unit], limit=config.limit, unit=unit)
+    st.plotly_chart(figure, key="explore_histogram", config={"displaylogo": False})
+with right:
+    st.markdown("**Sizes in every unit**")
+    stats = pd.DataFrame([analysis.summary[u].to_dict() for u in analysis.summary])
+    st.dataframe(stats.set_index("unit").round(1), key="explore_stats")
+
+# --- boundary view -------------------------------------------------------------------
+st.subheader("Document with chunk boundaries")
+common.clamp_state(PAGE_KEY, 1, len(pages))
+nav, info = st.columns([1, 4], vertical_alignment="bottom")
+number = nav.number_input(
+    f"Page (of {len(pages)})",
+    min_value=1,
+    max_value=len(pages),
+    step=1,
+    key=PAGE_KEY,
+    help="Large documents are drawn a page at a time so the browser stays responsive.",
+)
+page = pages[int(number) - 1]
+info.caption(
+    f"Chunks {page.first}–{page.last - 1} (of {len(chunks):,}, numbered from 0), characters "
+    f"{page.start:,}–{page.end:,} of {len(document.text):,}. Hover over the text to see "
+    "each chunk's index, offsets and size; a red bar marks where a chunk starts."
+)
+st.html(LEGEND_HTML)
+st.html(render_page(document.text, chunks, page, unit=unit))
+
+# --- chunks --------------------------------------------------------------------------
+st.subheader("Chunks")
+table_col, detail_col = st.columns([3, 2])
+with table_col:
+    st.dataframe(
+        common.chunk_table(chunks, analysis),
+        key=TABLE_KEY,
+        on_select=_on_table_select,
+        selection_mode="single-row",
+        hide_index=True,
+        height=420,
+    )
+    st.caption("Select a row to show that chunk on its own.")
+with detail_col:
+    common.clamp_state(CHUNK_KEY, 0, len(chunks) - 1)
+    index = int(
+        st.number_input(
+            "Chunk",
+            min_value=0,
+            max_value=len(chunks) - 1,
+            step=1,
+            key=CHUNK_KEY,
+            on_change=_on_chunk_input,
+        )
+    )
+    chunk = chunks[index]
+    st.html(render_window(document.text, [chunk], chunk.start, chunk.end, unit=unit))
+    details = {
+        "index": chunk.index,
+        "start": chunk.start,
+        "end": chunk.end,
+        f"size ({unit})": chunk.size,
+        **{u: analysis.sizes[u][index] for u in analysis.sizes},
+    }
+    if analysis.pages[index] is not None:
+        details["page"] = analysis.pages[index]
+    details["metadata"] = dict(chunk.metadata)
+    st.json(details, expanded=True)
+
+# --- downloads -----------------------------------------------------------------------
+st.subheader("Download")
+records = common.chunk_records(chunks, analysis.pages)
+stem = f"{document.name.rsplit('.', 1)[0]}-{config.strategy}"
+downloads = (
+    ("JSONL", common.deferred(common.to_jsonl, records), "jsonl", "application/jsonl"),
+    ("CSV", common.deferred(common.to_csv, records), "csv", "text/csv"),
+    ("Parquet", common.deferred(common.to_parquet, records), "parquet", "application/octet-stream"),
+    ("Config (JSON)", config.to_json(), "config.json", "application/json"),
+)
+for col, (label, data, ext, mime) in zip(st.columns(len(downloads)), downloads, strict=True):
+    col.download_button(
+        label,
+        data=data,
+        file_name=f"{stem}.{ext}",
+        mime=mime,
+        on_click="ignore",
+        key=f"dl_{ext}",
+        icon=":material/download:",
+        width="stretch",
+    )

@@ -1,0 +1,180 @@
+"""End-to-end tests in headless Chromium against a real ``streamlit run app.py`` server.
+
+What a person would do: load the app, upload a file, change the chunk size, see the
+numbers and the histogram change, open every page, and make sure a document full of
+markup is shown as text. Screenshots of every page go to docs/screenshots/.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+import chunking
+from chunking.io import read_path
+
+pytestmark = pytest.mark.browser
+expect.set_options(timeout=60_000)  # the first run of a cold server imports a lot
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / "docs" / "screenshots"
+ESSAY = ROOT / "sample_docs" / "long_essay.txt"
+HOSTILE = (
+    "A document that contains markup.\n\n"
+    "<script>alert(1)</script>\n"
+    "<img src=x onerror=alert(2)>\n"
+    '<a href="javascript:alert(3)">x</a>\n'
+    "<!-- hidden -->\n"
+    "It must all be shown as text.\n"
+)
+
+
+# ------------------------------------------------------------------------ helpers
+
+
+def _sidebar(page: Page):
+    return page.get_by_test_id("stSidebar")
+
+
+def _metric(page: Page, label: str):
+    metric = page.get_by_test_id("stMetric").filter(has_text=label)
+    return metric.get_by_test_id("stMetricValue")
+
+
+def _histogram_values(page: Page) -> int:
+    return page.evaluate("document.querySelector('.js-plotly-plot').data[0].x.length")
+
+
+def _histogram_limit(page: Page) -> float:
+    return page.evaluate("document.querySelector('.js-plotly-plot').layout.shapes[0].x0")
+
+
+def _load(page: Page, url: str) -> None:
+    page.goto(url)
+    expect(page.locator(".js-plotly-plot").first).to_be_visible()
+
+
+def _upload(page: Page, name: str, data: bytes, mime: str = "text/plain") -> None:
+    _sidebar(page).get_by_test_id("stRadio").get_by_text("Upload", exact=True).click()
+    dropzone = _sidebar(page).get_by_test_id("stFileUploaderDropzoneInput")
+    dropzone.set_input_files({"name": name, "mimeType": mime, "buffer": data})
+
+
+def _set_number(page: Page, label: str, value: int) -> None:
+    field = _sidebar(page).locator(f'input[type="number"][aria-label="{label}"]')
+    field.fill(str(value))
+    field.press("Enter")
+
+
+# -------------------------------------------------------------------------- tests
+
+
+def test_upload_then_change_the_size(page: Page, app_url: str) -> None:
+    _load(page, app_url)
+    guide = read_path(ROOT / "sample_docs" / "technical_guide.md").text
+    expect(_metric(page, "Chunks")).to_have_text(str(len(chunking.chunk(guide))))
+
+    essay = ESSAY.read_text(encoding="utf-8")
+    _upload(page, "essay.txt", essay.encode("utf-8"))
+    first = len(chunking.chunk(essay))
+    expect(_metric(page, "Chunks")).to_have_text(f"{first:,}")
+    expect(_sidebar(page).get_by_text("essay.txt · text")).to_be_visible()
+    assert _histogram_values(page) == first
+    assert _histogram_limit(page) == 1000
+
+    _set_number(page, "size", 400)
+    second = len(chunking.chunk(essay, size=400))
+    assert second != first
+    expect(_metric(page, "Chunks")).to_have_text(f"{second:,}")
+    page.wait_for_function(
+        "n => document.querySelector('.js-plotly-plot').data[0].x.length === n", arg=second
+    )
+    assert _histogram_limit(page) == 400
+    assert "size=400" in page.url
+
+
+def test_every_page_draws_its_charts(page: Page, app_url: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    _load(page, app_url)
+    expect(page.get_by_role("heading", name="Explore")).to_be_visible()
+    expect(page.locator(".ce-doc .ce-mark").first).to_be_visible()
+    page.screenshot(path=str(SCREENSHOTS / "explore.png"))
+
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Compare").click()
+    expect(page.get_by_role("heading", name="Compare")).to_be_visible()
+    charts = page.locator(".js-plotly-plot")
+    expect(charts).to_have_count(3)
+    for i in range(3):
+        expect(charts.nth(i)).to_be_visible()
+        expect(charts.nth(i).locator(".plot-container")).to_be_visible()
+    expect(page.locator(".ce-doc")).to_have_count(2)  # one text panel for A, one for B
+    page.screenshot(path=str(SCREENSHOTS / "compare.png"))
+
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Explore").click()
+    expect(page.get_by_role("heading", name="Explore")).to_be_visible()
+    expect(page.locator(".js-plotly-plot").first).to_be_visible()
+
+
+def test_a_link_opens_the_compare_page_with_its_settings(page: Page, app_url: str) -> None:
+    _load(page, f"{app_url}/compare?strategy=fixed&size=300&overlap=30&sample=long_essay.txt")
+    expect(page.get_by_role("heading", name="Compare")).to_be_visible()
+    expect(page.locator(".js-plotly-plot")).to_have_count(3)
+    essay = ESSAY.read_text(encoding="utf-8")
+    count = len(chunking.chunk(essay, "fixed", size=300, overlap=30))
+    table = page.get_by_test_id("stDataFrame").first
+    expect(table).to_be_visible()
+    expect(page.get_by_text("A · Fixed size · 300 chars · overlap 30").first).to_be_visible()
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Explore").click()
+    expect(_metric(page, "Chunks")).to_have_text(f"{count:,}")
+
+
+def test_markup_in_a_document_is_shown_as_text(
+    page: Page, app_url: str, dialogs: list[str]
+) -> None:
+    _load(page, app_url)
+    _upload(page, "hostile<img src=x onerror=alert(4)>.txt", HOSTILE.encode("utf-8"))
+    views = page.locator(".ce-doc").filter(has_text="It must all be shown as text.")
+    expect(views).to_have_count(2)  # the boundary view and the selected chunk alone
+    for i in range(2):
+        view = views.nth(i)
+        expect(view).to_be_visible()
+        expect(view).to_contain_text("<script>alert(1)</script>")
+        expect(view).to_contain_text("<img src=x onerror=alert(2)>")
+        expect(view).to_contain_text('<a href="javascript:alert(3)">x</a>')
+        expect(view).to_contain_text("<!-- hidden -->")
+    page.wait_for_timeout(500)  # give any injected handler a chance to fire
+    assert dialogs == []
+    assert page.locator('img[src="x"]').count() == 0
+    assert page.locator('a[href^="javascript:"]').count() == 0
+    assert page.locator(".ce-doc script").count() == 0
+    page.screenshot(path=str(SCREENSHOTS / "markup-as-text.png"))
+
+
+def test_a_binary_upload_shows_an_error_not_a_traceback(page: Page, app_url: str) -> None:
+    _load(page, app_url)
+    _upload(page, "blob.txt", bytes(range(256)) * 16, "application/octet-stream")
+    alert = _sidebar(page).get_by_test_id("stAlertContentError")
+    expect(alert).to_contain_text("looks like a binary file")
+    expect(page.get_by_test_id("stMain")).to_contain_text("Pick a sample")
+    assert page.get_by_test_id("stException").count() == 0
+
+
+def test_downloads_hold_the_chunks(page: Page, app_url: str) -> None:
+    _load(page, app_url)
+    guide = read_path(ROOT / "sample_docs" / "technical_guide.md").text
+    chunks = chunking.chunk(guide)
+    expect(_metric(page, "Chunks")).to_have_text(str(len(chunks)))
+    with page.expect_download() as download_info:
+        page.get_by_test_id("stDownloadButton").filter(has_text="JSONL").click()
+    lines = Path(download_info.value.path()).read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines]
+    assert [(r["start"], r["end"], r["text"]) for r in rows] == [
+        (c.start, c.end, c.text) for c in chunks
+    ]
+    with page.expect_download() as download_info:
+        page.get_by_test_id("stDownloadButton").filter(has_text="Config (JSON)").first.click()
+    config = json.loads(Path(download_info.value.path()).read_text(encoding="utf-8"))
+    assert chunking.Config.from_dict(config) == chunking.Config.create("recursive")

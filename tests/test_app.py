@@ -1,0 +1,496 @@
+"""AppTest tests for the Streamlit app: every page, its widgets and the numbers it shows.
+
+The numbers shown are checked against the core: each test chunks the same text with
+``chunking`` directly and compares.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import re
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import chunking
+from chunking.io import read_path
+from chunking.recommend import recommend
+from chunking.stats import agreement, boundaries, describe
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # the app's helpers live in pages/, next to app.py
+    sys.path.insert(0, str(ROOT))
+
+from pages import common  # noqa: E402
+
+APP = str(ROOT / "app.py")
+TIMEOUT = 120
+GUIDE = read_path(ROOT / "sample_docs" / "technical_guide.md").text
+HOSTILE = (
+    "Title\n\n<script>alert(1)</script>\n<img src=x onerror=alert(2)>\n"
+    '<a href="javascript:alert(3)">x</a>\n<!-- hidden -->\nThe end.\n'
+)
+
+
+# ----------------------------------------------------------------------- helpers
+
+
+def _app(**query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update(query)
+    return at.run()
+
+
+def _ok(at: AppTest) -> AppTest:
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _metric(at: AppTest, label: str) -> str:
+    for metric in at.metric:
+        if metric.label == label:
+            return metric.value
+    raise AssertionError(f"no metric {label!r}; have {[m.label for m in at.metric]}")
+
+
+def _count(at: AppTest) -> int:
+    return int(_metric(at, "Chunks").replace(",", ""))
+
+
+def _widget(at: AppTest, key: str):
+    kinds = ("number_input", "selectbox", "toggle", "text_input", "slider", "checkbox")
+    for kind in kinds:
+        for widget in at.get(kind):
+            if getattr(widget, "key", None) == key:
+                return widget
+    raise AssertionError(f"no widget with key {key!r}")
+
+
+def _errors(at: AppTest) -> str:
+    return "\n".join(e.value for e in at.error)
+
+
+def _boundary_html(at: AppTest) -> list[str]:
+    return [h.value for h in at.html if 'class="ce-doc"' in h.value]
+
+
+def _frame_with(at: AppTest, column: str) -> pd.DataFrame:
+    for frame in at.dataframe:
+        if column in frame.value.columns:
+            return frame.value
+    raise AssertionError(f"no table with a {column!r} column")
+
+
+def _upload(name: str, data: bytes, mime: str = "application/octet-stream") -> AppTest:
+    at = _app()
+    at.radio(key=common.SOURCE_KEY).set_value("Upload").run()
+    at.file_uploader(key=common.UPLOAD_KEY).set_value((name, data, mime)).run()
+    return at
+
+
+def _pdf(*pages: str) -> bytes:
+    """A small PDF with one line of text per page (an empty string: no text)."""
+    objects: list[bytes] = []
+    page_ids = [3 + 2 * i for i in range(len(pages))]
+    font_id = 3 + 2 * len(pages)
+    objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
+    kids = " ".join(f"{i} 0 R" for i in page_ids)
+    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode())
+    for page_id, line in zip(page_ids, pages, strict=True):
+        stream = f"BT /F1 14 Tf 60 720 Td ({line}) Tj ET".encode() if line else b""
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents {page_id + 1} 0 R "
+            f"/Resources << /Font << /F1 {font_id} 0 R >> >> >>".encode()
+        )
+        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    body = bytearray(b"%PDF-1.4\n")
+    starts = []
+    for number, content in enumerate(objects, 1):
+        starts.append(len(body))
+        body += b"%d 0 obj\n%s\nendobj\n" % (number, content)
+    xref = len(body)
+    body += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    body += b"".join(b"%010d 00000 n \n" % s for s in starts)
+    body += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(body)
+
+
+# ------------------------------------------------------------------ explore page
+
+
+def test_first_screen_shows_the_technical_guide_chunked() -> None:
+    at = _ok(_app())
+    assert at.title[0].value == "Explore"
+    assert at.selectbox(key=common.SAMPLE_KEY).value == "technical_guide.md"
+    chunks = chunking.chunk(GUIDE)
+    assert _count(at) == len(chunks)
+    summary = describe([c.size for c in chunks], "chars")
+    assert _metric(at, "Mean (chars)") == f"{summary.mean:,.1f}"
+    assert _metric(at, "Max (chars)") == f"{summary.max:,}"
+    assert len(at.get("plotly_chart")) == 1
+    views = _boundary_html(at)
+    assert len(views) == 2  # the page of the document, and the selected chunk alone
+    assert views[0].count('class="ce-mark"') == len(chunks)
+    labels = {b.label for b in at.get("download_button")}
+    assert {"JSONL", "CSV", "Parquet", "Config (JSON)", "Download config (JSON)"} <= labels
+    assert at.query_params["strategy"] == "recursive"
+    assert at.query_params["sample"] == "technical_guide.md"
+
+
+def test_size_and_overlap_widgets_change_the_numbers() -> None:
+    at = _ok(_app())
+    at.number_input(key="recursive.size").set_value(300).run()
+    _ok(at)
+    assert _count(at) == len(chunking.chunk(GUIDE, size=300))
+    at.number_input(key="recursive.overlap").set_value(60).run()
+    _ok(at)
+    chunks = chunking.chunk(GUIDE, size=300, overlap=60)
+    assert _count(at) == len(chunks)
+    assert _metric(at, "Min (chars)") == f"{min(c.size for c in chunks):,}"
+    table = _frame_with(at, "tokens")
+    assert list(table["start"]) == [c.start for c in chunks]
+    assert list(table["end"]) == [c.end for c in chunks]
+    assert at.query_params["size"] == "300" and at.query_params["overlap"] == "60"
+
+
+def test_changing_strategy_and_unit() -> None:
+    at = _ok(_app())
+    at.selectbox(key=common.STRATEGY_KEY).set_value("fixed").run()
+    _ok(at)
+    assert _count(at) == len(chunking.chunk(GUIDE, "fixed"))
+    at.number_input(key="fixed.size").set_value(200).run()
+    at.number_input(key="fixed.overlap").set_value(20).run()
+    at.selectbox(key="fixed.unit").set_value("words").run()
+    _ok(at)
+    assert _count(at) == len(chunking.chunk(GUIDE, "fixed", size=200, overlap=20, unit="words"))
+    assert _metric(at, "Max (words)") == "200"
+
+
+@pytest.mark.parametrize("name", list(chunking.strategies()))
+def test_every_strategy_renders_with_its_defaults(name: str) -> None:
+    at = _ok(_app())
+    at.selectbox(key=common.STRATEGY_KEY).set_value(name).run()
+    _ok(at)
+    assert _count(at) == len(chunking.chunk(GUIDE, name))
+    for param in chunking.get_strategy(name).params:  # a widget with help for each
+        widget = _widget(at, common.param_key(name, param.name))
+        assert widget.help.startswith(param.help)
+
+
+def test_overlap_not_below_size_shows_an_error_not_a_traceback() -> None:
+    at = _ok(_app())
+    at.number_input(key="recursive.size").set_value(100).run()
+    at.number_input(key="recursive.overlap").set_value(100).run()
+    _ok(at)
+    message = _errors(at)
+    assert "overlap (100) must be smaller than size (100)" in message
+    assert "Fix it in the sidebar" in message
+    assert not at.metric
+
+
+def test_invalid_json_list_parameter_is_reported() -> None:
+    at = _ok(_app())
+    at.text_input(key="recursive.separators").set_value("[not json").run()
+    _ok(at)
+    assert "separators must be a list of strings" in _errors(at)
+
+
+def test_selecting_a_chunk_shows_it_alone_with_its_metadata() -> None:
+    at = _ok(_app())
+    at.number_input(key="recursive.size").set_value(120).run()
+    chunks = chunking.chunk(GUIDE, size=120)
+    at.number_input(key="explore.chunk").set_value(len(chunks) - 1).run()
+    _ok(at)
+    last = chunks[-1]
+    alone = _boundary_html(at)[-1]  # the selected chunk, drawn on its own
+    assert alone.count('class="ce-mark"') == 1 and f'data-i="{last.index}"' in alone
+    assert html.unescape(re.sub(r"<[^>]+>", "", alone)) == last.text
+    details = at.json[0].value
+    details = json.loads(details) if isinstance(details, str) else details
+    assert (details["index"], details["start"], details["end"]) == (
+        last.index,
+        last.start,
+        last.end,
+    )
+    # the boundary view jumped to the page holding that chunk
+    assert f'data-i="{last.index}"' in _boundary_html(at)[0]
+
+
+def test_large_documents_are_drawn_a_page_at_a_time() -> None:
+    big = "".join(f"Paragraph {i}. " + "Some filler words here. " * 12 + "\n\n" for i in range(900))
+    at = _ok(_app())
+    at.radio(key=common.SOURCE_KEY).set_value("Paste").run()
+    at.text_area(key=common.PASTE_KEY).set_value(big).run()
+    _ok(at)
+    chunks = chunking.chunk(big)
+    assert _count(at) == len(chunks)
+    page_input = at.number_input(key="explore.page")
+    assert page_input.max > 1
+    view = _boundary_html(at)[0]
+    assert view.count('class="ce-mark"') <= 50
+    assert len(view) < 20 * 50_000  # one page of text plus markup, not the whole document
+    page_input.set_value(2).run()
+    _ok(at)
+    assert 'data-i="0"' not in _boundary_html(at)[0]
+
+
+def test_hostile_markup_is_escaped_in_the_boundary_view() -> None:
+    at = _ok(_app())
+    at.radio(key=common.SOURCE_KEY).set_value("Paste").run()
+    at.text_area(key=common.PASTE_KEY).set_value(HOSTILE).run()
+    _ok(at)
+    view = _boundary_html(at)[0]
+    assert "<script" not in view and "<img" not in view and "<a " not in view
+    assert "<!--" not in view
+    assert "&lt;script&gt;" in view and "&lt;!-- hidden --&gt;" in view
+
+
+def test_empty_paste_asks_for_text() -> None:
+    at = _ok(_app())
+    at.radio(key=common.SOURCE_KEY).set_value("Paste").run()
+    _ok(at)
+    assert any("Paste some text" in i.value for i in at.info)
+    assert any("Paste some text" in w.value for w in at.warning)
+    assert not at.metric
+
+
+# ------------------------------------------------------------------------ links
+
+
+def test_a_link_reproduces_the_view() -> None:
+    at = _ok(_app(strategy="fixed", size="250", overlap="25", sample="support_chat.txt"))
+    text = read_path(ROOT / "sample_docs" / "support_chat.txt").text
+    assert at.selectbox(key=common.SAMPLE_KEY).value == "support_chat.txt"
+    assert at.selectbox(key=common.STRATEGY_KEY).value == "fixed"
+    assert _count(at) == len(chunking.chunk(text, "fixed", size=250, overlap=25))
+
+
+def test_bad_values_in_a_link_are_reported_and_ignored() -> None:
+    at = _ok(_app(strategy="recursive", size="abc", sample="nope.txt"))
+    shown = "\n".join(w.value for w in at.warning)
+    assert "size must be an integer" in shown
+    assert "sample 'nope.txt' does not exist" in shown
+    assert _count(at) == len(chunking.chunk(GUIDE))
+
+
+def _widgets_for_every_kind() -> None:
+    from chunking import Param
+    from pages import common
+
+    for param in (
+        Param("threshold", float, 0.5, "How similar.", minimum=0.0, maximum=1.0),
+        Param("ratio", float, 1.5, "Any positive number.", minimum=0.0),
+        Param("count", int, 3, "A whole number.", minimum=1, maximum=9),
+        Param("flag", bool, True, "A switch."),
+        Param("names", list, ["a", "b"], "Some names."),
+        Param("model", str, "m1", "Which one.", choices=("m1", "m2")),
+        Param("label", str, "x", "Free text."),
+    ):
+        common.param_widget(param, f"t.{param.name}")
+
+
+def test_a_widget_for_every_parameter_kind() -> None:
+    at = _ok(AppTest.from_function(_widgets_for_every_kind, default_timeout=TIMEOUT).run())
+    slider = at.slider(key="t.threshold")
+    assert (slider.value, slider.min, slider.max, slider.help) == (0.5, 0.0, 1.0, "How similar.")
+    assert at.number_input(key="t.ratio").value == 1.5
+    count = at.number_input(key="t.count")
+    assert (count.value, count.min, count.max) == (3, 1, 9)
+    assert at.toggle(key="t.flag").value is True
+    assert json.loads(at.text_input(key="t.names").value) == ["a", "b"]
+    assert at.selectbox(key="t.model").options == ["m1", "m2"]
+    assert at.text_input(key="t.label").value == "x"
+    at.toggle(key="t.flag").set_value(False).run()
+    at.slider(key="t.threshold").set_value(0.8).run()
+    assert at.session_state["t.flag"] is False and at.session_state["t.threshold"] == 0.8
+
+
+def test_query_round_trip_for_every_strategy() -> None:
+    samples = common.sample_names()
+    for name, spec in chunking.strategies().items():
+        config = chunking.Config.create(name)
+        state, problems = common.query_to_state(common.config_to_query(config, samples[0]), samples)
+        assert problems == []
+        values = {p.name: state[common.param_key(name, p.name)] for p in spec.params}
+        assert chunking.Config.create(name, **values) == config
+        assert state[common.SAMPLE_KEY] == samples[0]
+
+
+# ---------------------------------------------------------------- recommendation
+
+
+def test_the_recommendation_can_be_applied() -> None:
+    at = _ok(_app(sample="support_chat.txt"))
+    text = read_path(ROOT / "sample_docs" / "support_chat.txt").text
+    rec = recommend(text, "support_chat.txt")
+    assert any(rec.kind in m.value for m in at.markdown)
+    at.button(key="use_recommendation").click().run()
+    _ok(at)
+    assert at.selectbox(key=common.STRATEGY_KEY).value == rec.strategy
+    assert _count(at) == len(chunking.run(text, rec.config))
+    assert any("Using the suggested" in s.value for s in at.success)
+
+
+# ------------------------------------------------------------------------ uploads
+
+
+def test_uploaded_text_is_decoded_and_chunked() -> None:
+    text = "Grüße aus Köln. Ça va très bien, merci. " * 40
+    at = _ok(_upload("letter.txt", text.encode("cp1252"), "text/plain"))
+    assert _count(at) == len(chunking.chunk(text))
+    assert any("cp1252" in c.value for c in at.caption)
+
+
+def test_uploaded_pdf_keeps_page_numbers() -> None:
+    at = _ok(_upload("report.pdf", _pdf("First page text here.", "Second page text here.")))
+    at.number_input(key="recursive.size").set_value(25).run()
+    _ok(at)
+    table = _frame_with(at, "page")
+    assert list(table["page"]) == [1, 2]
+
+
+def test_uploaded_docx_is_chunked() -> None:
+    import docx
+
+    document = docx.Document()
+    document.add_paragraph("A first paragraph in Word.")
+    document.add_paragraph("A second paragraph in Word.")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    at = _ok(_upload("notes.docx", buffer.getvalue()))
+    expected = "A first paragraph in Word.\n\nA second paragraph in Word."
+    assert _count(at) == len(chunking.chunk(expected))
+    assert any("docx" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "expected"),
+    [
+        ("empty.txt", b"", "is empty"),
+        ("blob.txt", bytes(range(256)) * 8, "binary"),
+        ("photo.xyz", b"hello", "unsupported extension"),
+        ("scan.pdf", _pdf(""), "no text layer"),
+    ],
+)
+def test_bad_uploads_show_what_to_do(name: str, data: bytes, expected: str) -> None:
+    at = _ok(_upload(name, data))
+    message = _errors(at)
+    assert expected in message and name in message
+    assert not at.metric
+    assert any("Pick a sample" in w.value for w in at.warning)
+
+
+def test_the_size_limit_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(common.MAX_MB_ENV, "0.001")  # about 1 KB
+    at = _ok(_upload("long.txt", b"words " * 1000, "text/plain"))
+    message = _errors(at)
+    assert "over the" in message and "limit" in message
+
+
+def test_a_bad_size_limit_setting_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(common.MAX_MB_ENV, "lots")
+    at = _ok(_upload("short.txt", b"Some words.", "text/plain"))
+    assert any(common.MAX_MB_ENV in w.value for w in at.warning)
+    assert _count(at) == 1
+
+
+def test_load_document_returns_a_message_for_bad_bytes() -> None:
+    assert isinstance(common.load_document(b"Hello there.", "a.md"), chunking.io.Document)
+    assert "is empty" in common.load_document(b"", "a.txt")
+    assert "binary" in common.load_document(b"\x00\x01\x02" * 50, "a.txt")
+    assert "limit" in common.load_document(b"x" * 100, "a.txt", max_bytes=10)
+    assert "no text layer" in common.load_document(_pdf(""), "a.pdf")
+    assert common.max_upload_bytes({}) == (50 * 1024 * 1024, None)
+    assert common.max_upload_bytes({common.MAX_MB_ENV: "2"}) == (2 * 1024 * 1024, None)
+    size, problem = common.max_upload_bytes({common.MAX_MB_ENV: "-3"})
+    assert size == 50 * 1024 * 1024 and problem and "positive" in problem
+
+
+def test_exports_round_trip() -> None:
+    chunks = chunking.chunk(GUIDE, size=400)
+    records = common.chunk_records(chunks, [None] * len(chunks))
+    lines = common.to_jsonl(records).splitlines()
+    assert [json.loads(line)["text"] for line in lines] == [c.text for c in chunks]
+    frame = pd.read_csv(io.StringIO(common.to_csv(records)), keep_default_na=False)
+    assert list(frame["start"]) == [c.start for c in chunks]
+    assert list(frame["text"]) == [c.text for c in chunks]
+    parquet = pd.read_parquet(io.BytesIO(common.to_parquet(records)))
+    assert list(parquet["end"]) == [c.end for c in chunks]
+    assert json.loads(parquet["metadata"][0]) == dict(chunks[0].metadata)
+    paged = common.chunk_records(chunks[:2], [3, 4])
+    assert [r["metadata"]["page"] for r in paged] == [3, 4]
+
+
+# ------------------------------------------------------------------ compare page
+
+
+def _compare(**query: str) -> AppTest:
+    at = _app(**query)
+    at.switch_page("pages/compare_page.py").run()
+    return _ok(at)
+
+
+def _default_b() -> str:
+    return next(name for name in chunking.strategies() if name != "recursive")
+
+
+def test_compare_page_shows_two_configurations() -> None:
+    at = _compare()
+    assert at.title[0].value == "Compare"
+    assert len(at.get("plotly_chart")) == 3  # boundary strip, histograms, agreement
+    stats = _frame_with(at, "mean chars")
+    assert list(stats.index) == ["A", "B"]
+    assert stats.loc["A", "chunks"] == len(chunking.chunk(GUIDE))
+    assert stats.loc["B", "chunks"] == len(chunking.chunk(GUIDE, _default_b()))
+    assert len(_boundary_html(at)) == 2
+
+
+def test_compare_up_to_four_configurations_and_agreement() -> None:
+    at = _compare()
+    at.number_input(key="cmp.count").set_value(4).run()
+    _ok(at)
+    at.selectbox(key="cmp.B.strategy").set_value("fixed").run()
+    at.number_input(key="cmp.B.fixed.size").set_value(300).run()
+    at.slider(key="cmp.k").set_value(40).run()
+    _ok(at)
+    stats = _frame_with(at, "mean chars")
+    assert list(stats.index) == ["A", "B", "C", "D"]
+    b_chunks = chunking.chunk(GUIDE, "fixed", size=300)
+    assert stats.loc["B", "chunks"] == len(b_chunks)
+    agreement_table = next(f.value for f in at.dataframe if list(f.value.columns) == list("ABCD"))
+    expected = agreement(boundaries(chunking.chunk(GUIDE)), boundaries(b_chunks), 40)
+    assert agreement_table.loc["A", "B"] == pytest.approx(expected)
+    assert len(_boundary_html(at)) == 4
+
+
+def test_compare_reports_an_invalid_configuration() -> None:
+    at = _compare()
+    at.selectbox(key="cmp.B.strategy").set_value("fixed").run()
+    at.number_input(key="cmp.B.fixed.size").set_value(5).run()
+    at.number_input(key="cmp.B.fixed.overlap").set_value(9).run()
+    _ok(at)
+    assert "overlap (9) must be smaller than size (5)" in _errors(at)
+    assert any("Two valid configurations" in i.value for i in at.info)
+
+
+def test_sidebar_settings_survive_a_page_switch() -> None:
+    at = _ok(_app())
+    at.number_input(key="recursive.size").set_value(333).run()
+    at.switch_page("pages/compare_page.py").run()
+    _ok(at)
+    assert _frame_with(at, "mean chars").loc["A", "chunks"] == len(chunking.chunk(GUIDE, size=333))
+    at.slider(key="cmp.k").set_value(75).run()
+    at.switch_page("pages/explore_page.py").run()
+    _ok(at)
+    assert _count(at) == len(chunking.chunk(GUIDE, size=333))
+    at.switch_page("pages/compare_page.py").run()
+    assert at.slider(key="cmp.k").value == 75
