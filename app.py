@@ -41,6 +41,12 @@ navigation = st.navigation(
             icon=":material/compare_arrows:",
             url_path="compare",
         ),
+        st.Page(
+            "pages/evaluate_page.py",
+            title="Evaluate",
+            icon=":material/fact_check:",
+            url_path="evaluate",
+        ),
     ]
 )
 with st.sidebar:

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 from .core import run
+from .evaluation.cli import add_evaluate_parser
 from .io import MAX_BYTES_DEFAULT, Document, read_path
 from .model import Chunk
 from .recommend import overlap_for, recommend
@@ -106,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="See how RAG chunking strategies cut your documents.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_evaluate_parser(commands)
     options = _strategy_options()
 
     split = commands.add_parser(

@@ -61,7 +61,7 @@ PASTE_KEY = "pasted"
 UPLOAD_KEY = "upload"
 STRATEGY_KEY = "strategy"
 #: Page widgets whose values survive a visit to another page (see keep_page_state).
-KEPT_PREFIXES = ("cmp.", "explore.")
+KEPT_PREFIXES = ("cmp.", "explore.", "eval.")
 
 _SOURCE_STATE = "_ce_source"
 _CONFIG_STATE = "_ce_config"

@@ -1,0 +1,256 @@
+"""``chunk-explorer evaluate``: score chunking configurations on a question set.
+
+::
+
+    chunk-explorer evaluate --questions questions_df.csv --corpus corpora/ \\
+        --strategy recursive token --size 200 400 --overlap 0 --unit tokens
+    chunk-explorer evaluate --questions q.jsonl --corpus docs/ --sweep grid.json --format csv
+    chunk-explorer evaluate --questions q.csv --corpus docs/ --model none   # precision_Ω only
+
+The table goes to stdout; with ``--format table`` the best configuration for
+``--metric`` and the tuning advice follow it. Progress goes to stderr when it is a
+terminal. Wire it into a command line with :func:`add_evaluate_parser`, or run
+:func:`evaluate_main` directly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TextIO
+
+from .advice import report
+from .core import METRIC_LABELS, METRICS, Settings
+from .questions import read_corpus, read_questions, renumber
+from .sweep import AXES, Grid, SweepResult, load_grid, sweep
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+PROG = "chunk-explorer evaluate"
+NO_MODEL = "none"
+EXIT_USAGE = 2
+DISPLAY_COLUMNS = ("strategy", "size", "overlap", "unit", "threshold", "n_chunks", "mean_tokens")
+
+
+def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add the evaluate options to ``parser``."""
+    parser.add_argument("--questions", required=True, metavar="FILE", help="CSV or JSONL")
+    parser.add_argument(
+        "--corpus", required=True, metavar="DIR", help="folder of <corpus_id>.md/.txt files"
+    )
+    parser.add_argument(
+        "--corpus-id",
+        action="append",
+        metavar="ID",
+        help="evaluate only questions about this document (repeatable)",
+    )
+    grid = parser.add_argument_group("configurations (a grid of every combination)")
+    grid.add_argument("--strategy", nargs="+", metavar="NAME", help="default: recursive")
+    grid.add_argument("--size", nargs="+", type=int, metavar="N", help="size limits")
+    grid.add_argument(
+        "--overlap", nargs="+", type=float, metavar="N", help="overlaps; 0<N<1 = share of size"
+    )
+    grid.add_argument("--unit", nargs="+", choices=("chars", "words", "tokens"))
+    grid.add_argument("--threshold", nargs="+", type=float, metavar="X", help="semantic only")
+    grid.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help='fixed parameter, VALUE as JSON or text (e.g. separators=\'["\\n\\n", " "]\')',
+    )
+    grid.add_argument("--sweep", metavar="GRID.json", help="read the grid from a JSON file")
+    parser.add_argument("--top-k", type=int, default=5, help="chunks retrieved per question")
+    parser.add_argument(
+        "--model",
+        default="all-MiniLM-L6-v2",
+        help="embedding model (bundled default), a local model folder, 'hash' (fake) or "
+        "'none' (no retrieval: precision_Ω and split share only)",
+    )
+    parser.add_argument(
+        "--scope",
+        choices=("document", "all"),
+        default="document",
+        help="retrieve among the question's document's chunks, or all documents' chunks",
+    )
+    parser.add_argument(
+        "--chroma-compat",
+        action="store_true",
+        help="score chunk spans as the Chroma report's code did (to reproduce its figures)",
+    )
+    parser.add_argument(
+        "--metric", choices=METRICS, default="recall", help="metric that picks the best row"
+    )
+    parser.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    parser.set_defaults(handler=run_evaluate)
+    return parser
+
+
+def add_evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``evaluate`` subcommand to an ``add_subparsers()`` object.
+
+    Its handler is ``args.handler(args) -> int``; it raises ``ValueError``/``OSError`` for
+    bad input, which the caller turns into an error line and exit status 2.
+    """
+    parser = subparsers.add_parser(
+        "evaluate",
+        help="score chunking configurations on questions with gold spans",
+        description="Chunk the documents, retrieve the top-k chunks per question and "
+        "score recall, precision, IoU and precision_Ω against the gold spans.",
+    )
+    return configure_parser(parser)
+
+
+def evaluate_main(argv: Sequence[str] | None = None) -> int:
+    """Run ``evaluate`` with ``argv`` (the arguments after ``evaluate``); the exit status."""
+    parser = configure_parser(argparse.ArgumentParser(prog=PROG))
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    try:
+        return args.handler(args)
+    except (ValueError, OSError) as exc:
+        print(f"{PROG}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+# --------------------------------------------------------------------------- running
+
+
+def _param(item: str) -> tuple[str, Any]:
+    name, sep, raw = item.partition("=")
+    if not sep or not name.strip():
+        raise ValueError(f"--param takes NAME=VALUE; got {item!r}")
+    try:
+        return name.strip(), json.loads(raw)
+    except json.JSONDecodeError:
+        return name.strip(), raw
+
+
+def build_grid(args: argparse.Namespace) -> Grid:
+    """The grid from ``--sweep`` or from the axis flags (not both)."""
+    flags = {axis: getattr(args, axis) for axis in AXES if getattr(args, axis) is not None}
+    fixed = dict(_param(p) for p in args.param)
+    if args.sweep:
+        if flags:
+            raise ValueError(
+                "give either --sweep or --strategy/--size/--overlap/--unit/--threshold, not both"
+            )
+        grid = load_grid(args.sweep)
+        if fixed:
+            grid = Grid.from_dict({**_grid_dict(grid), **fixed})
+        return grid
+    return Grid.from_dict({**flags, **fixed})
+
+
+def _grid_dict(grid: Grid) -> dict[str, Any]:
+    data: dict[str, Any] = {"strategy": list(grid.strategies), **grid.fixed}
+    for axis, values in (
+        ("size", grid.sizes),
+        ("overlap", grid.overlaps),
+        ("unit", grid.units),
+        ("threshold", grid.thresholds),
+    ):
+        if values:
+            data[axis] = list(values)
+    return data
+
+
+def _progress(enabled: bool, out: TextIO):  # -> Progress | None
+    if not enabled:
+        return None
+
+    def show(fraction: float, message: str) -> None:
+        out.write(f"\r[{fraction:4.0%}] {message[:100]:<100}")
+        out.flush()
+
+    return show
+
+
+def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """The ``evaluate`` handler: load, sweep, print."""
+    out = out or sys.stdout
+    if args.top_k < 1:
+        raise ValueError(f"--top-k must be at least 1; got {args.top_k}")
+    grid = build_grid(args)
+    documents = read_corpus(args.corpus)
+    questions = read_questions(args.questions, documents)
+    if args.corpus_id:
+        missing = [i for i in args.corpus_id if i not in documents]
+        if missing:
+            raise ValueError(f"--corpus-id {missing[0]!r}: no such document in {args.corpus}")
+        questions = renumber([q for q in questions if q.corpus_id in args.corpus_id])
+        if not questions:
+            raise ValueError("no question is about the documents given with --corpus-id")
+    embedder = None
+    if args.model.strip().lower() != NO_MODEL:
+        from ..embeddings import get_embedder
+
+        embedder = get_embedder(args.model)
+    make = Settings.chroma if args.chroma_compat else Settings
+    settings = make(top_k=args.top_k, scope=args.scope)
+    show = not args.quiet and sys.stderr.isatty()
+    result = sweep(documents, questions, grid, embedder, settings, _progress(show, sys.stderr))
+    if show:
+        sys.stderr.write("\n")
+    write_result(result, args.format, args.metric, out)
+    return 0
+
+
+# -------------------------------------------------------------------------- output
+
+
+def _percent(mean: float, std: float) -> str:
+    return "—" if math.isnan(mean) else f"{100 * mean:.1f} ± {100 * std:.1f}"
+
+
+def display_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The table as people read it: metrics as ``mean ± std`` in percent."""
+    shown = table[[c for c in DISPLAY_COLUMNS if table[c].notna().any()]].copy()
+    for metric in METRICS:
+        shown[METRIC_LABELS[metric]] = [
+            _percent(m, s)
+            for m, s in zip(table[f"{metric}_mean"], table[f"{metric}_std"], strict=True)
+        ]
+    shown["split %"] = [f"{100 * v:.1f}" for v in table["split_share"]]
+    return shown
+
+
+def _advice_lines(table: pd.DataFrame, metric: str) -> list[str]:
+    if table[f"{metric}_mean"].isna().all():
+        metric = "precision_omega"
+    return report(table, metric).lines()
+
+
+def write_result(result: SweepResult, fmt: str, metric: str, out: TextIO) -> None:
+    """Print the results table (and, for ``table``/``json``, the best row and advice)."""
+    table = result.table
+    if fmt == "csv":
+        table.to_csv(out, index=False)
+        return
+    if fmt == "json":
+        payload = {
+            "results": json.loads(table.to_json(orient="records")),
+            "advice": _advice_lines(table, metric),
+            "skipped": list(result.skipped),
+            "texts_requested": result.texts_requested,
+            "texts_embedded": result.texts_embedded,
+        }
+        out.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+        return
+    out.write(display_table(table).to_string(index=False) + "\n\n")
+    for line in _advice_lines(table, metric):
+        out.write(line + "\n")
+    if result.skipped:
+        out.write("\nSkipped:\n" + "".join(f"- {s}\n" for s in result.skipped))
+    if result.texts_requested:
+        out.write(
+            f"\nEmbedded {result.texts_embedded:,} of {result.texts_requested:,} texts "
+            "requested (the rest came from the cache).\n"
+        )

@@ -1,0 +1,534 @@
+"""Evaluate: how well do chunks answer questions? Gold-span retrieval scores, sweeps,
+advice, and a query playground for documents without gold data.
+
+Self-contained page script (the app adds it to ``st.navigation``). The document text
+shared with the rest of the app is read from ``st.session_state["document_text"]``, or
+from the sidebar's document object (``_ce_source``); without either, the page asks for
+an upload. Every piece of document text shown as HTML is escaped first
+(:mod:`chunking.evaluation.highlight`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from chunking import Chunk, Config, run, strategies
+from chunking.embeddings import EmbeddingError, get_embedder
+from chunking.evaluation import (
+    METRIC_LABELS,
+    METRICS,
+    REPORT_RECURSIVE,
+    Question,
+    QuestionFileError,
+    Settings,
+    as_spans,
+    load_chroma_eval,
+    overlap,
+    question_counts,
+    questions_from_bytes,
+)
+from chunking.evaluation.advice import report
+from chunking.evaluation.figures import metrics_vs_size, question_scores
+from chunking.evaluation.highlight import EVIDENCE_CSS, LEGEND_HTML, evidence_html
+from chunking.evaluation.sweep import Digest, Grid, config_label, digest, parse_values, sweep
+
+#: Prefix of this page's widget keys. File uploaders use ``eval_upload.`` instead: their
+#: values cannot be written back to session state, so they must not share the prefix
+#: that the app keeps across page visits.
+P = "eval."
+SHARED_TEXT_KEY = "document_text"
+APP_SOURCE_KEY = "_ce_source"
+OWN_ID = "document"
+CHROMA_CORPORA = ("state_of_the_union", "chatlogs", "wikitexts", "pubmed", "finance")
+DEFAULT_CORPORA = ["state_of_the_union", "chatlogs"]
+MODELS = {
+    "all-MiniLM-L6-v2": "all-MiniLM-L6-v2 (bundled, real)",
+    "hash": "hash (instant fake, for trying the page)",
+}
+BUNDLED = "chroma-eval (bundled questions)"
+OWN = "My document + question file"
+
+
+# ------------------------------------------------------------------------- documents
+
+
+def shared_document() -> tuple[str, str] | None:
+    """``(name, text)`` of the document the rest of the app is showing, if any."""
+    text = st.session_state.get(SHARED_TEXT_KEY)
+    if isinstance(text, str) and text.strip():
+        return "the app's document", text
+    document = getattr(st.session_state.get(APP_SOURCE_KEY), "document", None)
+    text = getattr(document, "text", None)
+    if isinstance(text, str) and text.strip():
+        return str(getattr(document, "name", "the app's document")), text
+    return None
+
+
+def document_or_upload(key: str) -> tuple[str, str] | None:
+    """The shared document, or one uploaded here (UTF-8 text)."""
+    shared = shared_document()
+    if shared is not None:
+        st.caption(f"Document: **{shared[0]}** ({len(shared[1]):,} characters), from the app.")
+        return shared
+    upload = st.file_uploader(
+        "Document (.md, .txt)",
+        type=["md", "txt"],
+        key=key,
+        help="No document is open in the app; upload one here.",
+    )
+    if upload is None:
+        st.info("Open a document in the app, or upload one above.")
+        return None
+    try:
+        return upload.name, upload.getvalue().decode("utf-8-sig")
+    except UnicodeDecodeError:
+        st.error(f"{upload.name} is not UTF-8 text; save it as UTF-8 and upload it again.")
+        return None
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@st.cache_resource(show_spinner="Loading chroma-eval…", max_entries=8)
+def _chroma(corpora: tuple[str, ...]) -> tuple[dict[str, str], list[Question]]:
+    return load_chroma_eval(list(corpora))
+
+
+@st.cache_resource(show_spinner="Loading the embedding model…", max_entries=4)
+def _embedder(model: str):  # -> Embedder (shared, holds the vector cache)
+    return get_embedder(model)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _chunks(key: str, config_json: str, _text: str) -> tuple[Chunk, ...]:
+    # cache_resource: chunks are immutable and their read-only metadata cannot be pickled.
+    return tuple(run(_text, Config.from_dict(json.loads(config_json))))
+
+
+# ------------------------------------------------------------------------ questions
+
+
+@dataclass(frozen=True)
+class QuestionSet:
+    """Documents and questions to evaluate on, with the key that identifies them."""
+
+    key: str
+    documents: Mapping[str, str]
+    questions: Sequence[Question]
+
+
+def bundled_questions() -> QuestionSet | None:
+    chosen = st.multiselect(
+        "Corpora",
+        CHROMA_CORPORA,
+        default=DEFAULT_CORPORA,
+        key=f"{P}corpora",
+        help="finance and pubmed are large (500k-740k characters): embedding them takes minutes.",
+    )
+    if not chosen:
+        st.info("Pick at least one corpus.")
+        return None
+    try:
+        documents, questions = _chroma(tuple(sorted(chosen)))
+    except (QuestionFileError, OSError) as exc:
+        st.error(str(exc))
+        return None
+    counts = question_counts(questions)
+    st.caption(
+        " · ".join(
+            f"{k}: {counts.get(k, 0)} questions, {len(v):,} chars" for k, v in documents.items()
+        )
+    )
+    return QuestionSet("chroma:" + ",".join(sorted(chosen)), documents, questions)
+
+
+def own_questions() -> QuestionSet | None:
+    document = document_or_upload("eval_upload.document")
+    upload = st.file_uploader(
+        "Question file (.csv or .jsonl)",
+        type=["csv", "jsonl", "json", "ndjson"],
+        key="eval_upload.questions",
+        help="Columns question, references (JSON list of {content, start_index, end_index}) "
+        "and optionally corpus_id (ignored: every question is about this document).",
+    )
+    if document is None:
+        return None
+    if upload is None:
+        st.info("Upload a question file with gold reference spans to evaluate on this document.")
+        return None
+    documents = {OWN_ID: document[1]}
+    try:
+        questions = questions_from_bytes(
+            upload.getvalue(), upload.name, documents, document_id=OWN_ID
+        )
+    except QuestionFileError as exc:
+        st.error(f"The question file cannot be used: {exc}")
+        return None
+    st.caption(f"{len(questions)} questions on {document[0]}.")
+    key = f"own:{text_key(document[1])}:{text_key(upload.getvalue().decode('utf-8', 'replace'))}"
+    return QuestionSet(key, documents, questions)
+
+
+# --------------------------------------------------------------------- configurations
+
+
+def grid_controls() -> tuple[Grid, Settings, str] | None:
+    """The sweep form; ``None`` until it is submitted with valid values."""
+    names = list(strategies())
+    with st.form(f"{P}form"):
+        cols = st.columns([3, 2, 2, 2])
+        chosen = cols[0].multiselect(
+            "Strategies", names, default=["recursive", "token"], key=f"{P}strategies"
+        )
+        sizes = cols[1].text_input("Sizes", "200, 400", key=f"{P}sizes", help="Comma-separated.")
+        overlaps = cols[2].text_input(
+            "Overlaps", "0", key=f"{P}overlaps", help="Absolute, or 0<x<1 for a share of the size."
+        )
+        units = cols[3].multiselect(
+            "Units", ["tokens", "chars", "words"], default=["tokens"], key=f"{P}units"
+        )
+        cols = st.columns([3, 2, 2, 2])
+        model = cols[0].selectbox(
+            "Embedding model", list(MODELS), format_func=MODELS.get, key=f"{P}model"
+        )
+        top_k = cols[1].number_input("Top k", 1, 50, 5, key=f"{P}top_k")
+        thresholds = cols[2].text_input(
+            "Thresholds", "", key=f"{P}thresholds", help="semantic only; empty = its default."
+        )
+        langchain = st.toggle(
+            "Recursive with the report's LangChain settings",
+            True,
+            key=f"{P}langchain",
+            help="Separators [\\n\\n, \\n, ., ?, !, space, ''] with keep_separator='start', "
+            "as in the Chroma report.",
+        )
+        compat = st.toggle(
+            "Score spans as the report's code did",
+            False,
+            key=f"{P}compat",
+            help="Count chunks that only touch a gold span, and locate chunks by their text "
+            "(first occurrence). Needed to reproduce the published precision Ω exactly.",
+        )
+        submitted = st.form_submit_button("Run evaluation", type="primary")
+    if not submitted and f"{P}last" not in st.session_state:
+        st.info("Choose configurations and press **Run evaluation**.")
+        return None
+    try:
+        data: dict[str, Any] = {
+            "strategy": chosen or ["recursive"],
+            "size": parse_values(sizes, int, "Sizes"),
+            "overlap": parse_values(overlaps, float, "Overlaps"),
+            "unit": units or ["tokens"],
+        }
+        if thresholds.strip():
+            data["threshold"] = parse_values(thresholds, float, "Thresholds")
+        if langchain and "recursive" in data["strategy"]:
+            data["params"] = dict(REPORT_RECURSIVE)
+        grid = Grid.from_dict(data)
+    except ValueError as exc:
+        st.error(str(exc))
+        return None
+    st.session_state[f"{P}last"] = True
+    settings = Settings.chroma(top_k=int(top_k)) if compat else Settings(top_k=int(top_k))
+    return grid, settings, model
+
+
+# ------------------------------------------------------------------------ evaluation
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _sweep(
+    set_key: str, grid_json: str, settings_json: str, model: str, _qs: QuestionSet
+) -> Digest:
+    # No Streamlit call in here: a cached function's elements are replayed on a cache
+    # hit, and a progress bar created outside cannot be. warm_up() shows the progress.
+    grid = Grid.from_dict(json.loads(grid_json))
+    settings = Settings(**json.loads(settings_json))
+    return digest(sweep(_qs.documents, _qs.questions, grid, _embedder(model), settings))
+
+
+def grid_json(grid: Grid) -> str:
+    data: dict[str, Any] = {"strategy": list(grid.strategies), "params": dict(grid.fixed)}
+    for axis, values in (
+        ("size", grid.sizes),
+        ("overlap", grid.overlaps),
+        ("unit", grid.units),
+        ("threshold", grid.thresholds),
+    ):
+        if values:
+            data[axis] = list(values)
+    return json.dumps(data, sort_keys=True)
+
+
+def warm_up(qs: QuestionSet, grid: Grid, model: str, run_key: str) -> None:
+    """Embed every text the sweep needs, with a progress bar (once per sweep).
+
+    The vectors land in the embedder's cache, so the cached sweep that follows finds
+    them all and does not embed anything itself. Records (texts requested, texts the
+    model embedded) under ``run_key``.
+    """
+    warmed: dict[str, tuple[int, int]] = st.session_state.setdefault(f"{P}warmed", {})
+    if run_key in warmed:
+        return
+    embedder = _embedder(model)
+    before = embedder.encoded
+    configs, _ = grid.configs()
+    ids = list(dict.fromkeys(q.corpus_id for q in qs.questions))
+    bar = st.progress(0.0, text="Chunking…")
+    try:
+        texts = [q.text for q in qs.questions]
+        for number, config in enumerate(configs, start=1):
+            bar.progress(0.0, text=f"Chunking {number}/{len(configs)}: {config_label(config)}")
+            for i in ids:
+                doc = qs.documents[i]
+                texts.extend(c.text for c in _chunks(text_key(doc), config.to_json(), doc))
+        embedder.embed(
+            texts,
+            progress=lambda done, total: bar.progress(
+                done / max(total, 1), text=f"Embedding {done:,} of {total:,} texts…"
+            ),
+        )
+    finally:
+        bar.empty()
+    warmed[run_key] = (len(texts), embedder.encoded - before)
+
+
+def run_sweep(
+    qs: QuestionSet, grid: Grid, settings: Settings, model: str
+) -> tuple[Digest, tuple[int, int]] | None:
+    """The sweep's results (cached) and (texts requested, texts embedded), after embedding
+    what it needs with a progress bar."""
+    settings_json = json.dumps(asdict(settings), sort_keys=True)
+    key = (qs.key, grid_json(grid), settings_json, model)
+    run_key = "|".join(key)
+    try:
+        warm_up(qs, grid, model, run_key)
+        with st.spinner("Scoring…"):
+            result = _sweep(*key, qs)
+    except EmbeddingError as exc:
+        st.error(f"The embedding model cannot be used: {exc}")
+        return None
+    except ValueError as exc:
+        st.error(f"The evaluation failed: {exc}")
+        return None
+    return result, st.session_state[f"{P}warmed"][run_key]
+
+
+def results_view(result: Digest, counts: tuple[int, int]) -> None:
+    table = result.table
+    shown = table.drop(columns=["config", "questions"])
+    shown = shown[[c for c in shown.columns if shown[c].notna().any()]]
+    st.dataframe(
+        shown,
+        hide_index=True,
+        column_config={
+            c: st.column_config.NumberColumn(format="percent")
+            for c in shown.columns
+            if c.endswith(("_mean", "_std")) or c == "split_share"
+        },
+    )
+    st.download_button(
+        "Download results (CSV)",
+        table.to_csv(index=False),
+        file_name="chunk-evaluation.csv",
+        mime="text/csv",
+        on_click="ignore",
+        key=f"{P}download",
+    )
+    requested, embedded = counts
+    if requested:
+        st.caption(
+            f"Embedded {embedded:,} of {requested:,} texts requested (questions and chunks of "
+            "every configuration); the rest came from the embedding cache."
+        )
+    if result.skipped:
+        st.warning("Skipped:\n\n- " + "\n- ".join(result.skipped))
+    st.plotly_chart(metrics_vs_size(table), key=f"{P}chart")
+
+
+def advice_view(result: Digest) -> None:
+    retrieved = result.table["recall_mean"].notna().any()
+    options = list(METRICS) if retrieved else ["precision_omega"]
+    metric = st.selectbox(
+        "Best configuration for", options, format_func=METRIC_LABELS.get, key=f"{P}metric"
+    )
+    st.markdown(report(result.table, metric).markdown())
+
+
+def question_view(result: Digest, qs: QuestionSet) -> None:
+    labels = [s.label for s in result.snapshots]
+    chosen = st.selectbox(
+        "Configuration",
+        range(len(labels)),
+        format_func=labels.__getitem__,
+        key=f"{P}inspect_config",
+    )
+    snap = result.snapshots[min(chosen, len(labels) - 1)]
+    frame = snap.per_question
+    index = st.selectbox(
+        "Question",
+        range(len(qs.questions)),
+        format_func=lambda i: f"[{qs.questions[i].corpus_id}] {qs.questions[i].text}",
+        key=f"{P}question",
+    )
+    index = min(index, len(qs.questions) - 1)
+    row = frame.iloc[index]
+    cols = st.columns(5)
+    for col, metric in zip(cols, METRICS, strict=False):
+        value = row[metric]
+        col.metric(METRIC_LABELS[metric], "—" if pd.isna(value) else f"{value:.1%}")
+    cols[4].metric("Split gold spans", f"{row['split_references']} / {row['references']}")
+    question = qs.questions[index]
+    text = qs.documents[question.corpus_id]
+    hits = snap.hits[index]
+    st.html(f"<style>{EVIDENCE_CSS}</style>{LEGEND_HTML}")
+    st.html(evidence_html(text, question.spans, hits))
+    if hits:
+        st.dataframe(hit_table(text, hits, question.spans), hide_index=True)
+    st.plotly_chart(question_scores(frame, "recall" if hits else "precision_omega"), key=f"{P}hist")
+
+
+def hit_table(
+    text: str, hits: Sequence[tuple[int, int, int, float]], gold: np.ndarray
+) -> pd.DataFrame:
+    """The retrieved chunks of one question: rank, score, offsets, gold characters, text."""
+    return pd.DataFrame(
+        {
+            "rank": [h[2] for h in hits],
+            "score": [round(h[3], 4) for h in hits],
+            "start": [h[0] for h in hits],
+            "end": [h[1] for h in hits],
+            "gold chars": [overlap(as_spans([(h[0], h[1])]), gold) for h in hits],
+            "text": [" ".join(text[h[0] : h[1]].split())[:120] for h in hits],
+        }
+    )
+
+
+def evaluation_section() -> None:
+    origin = st.radio("Questions", [BUNDLED, OWN], horizontal=True, key=f"{P}origin")
+    qs = bundled_questions() if origin == BUNDLED else own_questions()
+    if qs is None:
+        return
+    controls = grid_controls()
+    if controls is None:
+        return
+    grid, settings, model = controls
+    outcome = run_sweep(qs, grid, settings, model)
+    if outcome is None:
+        return
+    result, counts = outcome
+    st.subheader("Results")
+    results_view(result, counts)
+    st.subheader("Advice")
+    advice_view(result)
+    st.subheader("Inspect a question")
+    question_view(result, qs)
+
+
+# ------------------------------------------------------------------------ playground
+
+
+def playground_config() -> tuple[Config, int] | None:
+    names = [n for n, s in strategies().items() if s.limit_param]
+    cols = st.columns(5)
+    name = cols[0].selectbox("Strategy", names, key=f"{P}pg_strategy")
+    spec = strategies()[name]
+    params: dict[str, Any] = {}
+    if spec.limit_param:
+        params[spec.limit_param] = cols[1].number_input("Size", 1, 100_000, 200, key=f"{P}pg_size")
+    if "overlap" in spec.param_names:
+        params["overlap"] = cols[2].number_input("Overlap", 0, 100_000, 0, key=f"{P}pg_overlap")
+    if "unit" in spec.param_names:
+        choices = list(spec.param("unit").choices or ("tokens",))
+        params["unit"] = cols[3].selectbox(
+            "Unit",
+            choices,
+            key=f"{P}pg_unit",
+            index=choices.index("tokens") if "tokens" in choices else 0,
+        )
+    top_k = int(cols[4].number_input("Top k", 1, 50, 5, key=f"{P}pg_k"))
+    try:
+        return Config.create(name, **params), top_k
+    except ValueError as exc:
+        st.error(f"Invalid configuration: {exc}")
+        return None
+
+
+def playground_section() -> None:
+    st.caption(
+        "For a document without gold answers: type a question and see which chunks a "
+        "retriever would return, highlighted in the document with their cosine scores."
+    )
+    document = document_or_upload("eval_upload.playground")
+    if document is None:
+        return
+    name, text = document
+    chosen = playground_config()
+    model = st.selectbox(
+        "Embedding model", list(MODELS), format_func=MODELS.get, key=f"{P}pg_model"
+    )
+    query = st.text_input(
+        "Query", key=f"{P}pg_query", placeholder="Ask something the document answers"
+    )
+    if chosen is None or not query.strip():
+        return
+    config, top_k = chosen
+    try:
+        chunks = _chunks(text_key(text), config.to_json(), text)
+        embedder = _embedder(model)
+    except (ValueError, EmbeddingError) as exc:
+        st.error(str(exc))
+        return
+    bar = st.progress(0.0, text=f"Embedding {len(chunks):,} chunks…")
+    vectors = embedder.embed(
+        [c.text for c in chunks],
+        progress=lambda done, total: bar.progress(
+            done / max(total, 1), text=f"Embedding {total:,} chunks…"
+        ),
+    )
+    bar.empty()
+    asked = embedder.embed([query])[0]
+    scores = vectors @ asked
+    top = np.argsort(-scores, kind="stable")[:top_k]
+    hits = [
+        (chunks[i].start, chunks[i].end, rank, float(scores[i])) for rank, i in enumerate(top, 1)
+    ]
+    st.caption(f"{config_label(config)} · {len(chunks):,} chunks of {name}")
+    st.html(f"<style>{EVIDENCE_CSS}</style>")
+    st.html(evidence_html(text, np.zeros((0, 2), dtype=np.int64), hits))
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "rank": [h[2] for h in hits],
+                "score": [round(h[3], 4) for h in hits],
+                "chunk": [int(i) for i in top],
+                "start": [h[0] for h in hits],
+                "end": [h[1] for h in hits],
+                "text": [" ".join(chunks[i].text.split())[:120] for i in top],
+            }
+        ),
+        hide_index=True,
+    )
+
+
+# ---------------------------------------------------------------------------- page
+
+st.title("Evaluate")
+st.caption(
+    "Score chunking configurations on questions with gold answer spans: recall, "
+    "precision, IoU and precision Ω (Chroma's character-span metrics), then get advice."
+)
+evaluate_tab, playground_tab = st.tabs(["Retrieval evaluation", "Query playground"])
+with evaluate_tab:
+    evaluation_section()
+with playground_tab:
+    playground_section()
