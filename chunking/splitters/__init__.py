@@ -4,3 +4,4 @@
 from . import recursive, windows  # noqa: F401
 from . import markdown, html, code  # noqa: F401
 from . import sentences, conversation, hierarchy  # noqa: F401
+from .. import semantic  # noqa: F401

@@ -1,0 +1,826 @@
+"""Semantic chunking: cut where the meaning of consecutive sentences changes.
+
+1. The text is cut into sentences with exact offsets (:func:`chunking.segment.sentence_spans`,
+   the segmenter of sentence packing).
+2. Each sentence is embedded together with ``buffer_size`` neighbours on each side.
+3. The distance series ``d[i] = 1 - cos(e[i], e[i + 1])`` between consecutive windows
+   is computed once (:func:`analyze`).
+4. A breakpoint method turns the series into a cutoff; a boundary is placed after
+   sentence ``i`` where ``d[i]`` (for ``gradient``: ``np.gradient(d)[i]``) is above it.
+5. Chunks over ``max_size`` are cut again at their weakest internal similarity, a
+   single sentence over it structurally; chunks under ``min_size`` are merged into
+   their more similar neighbour.
+
+Steps 4 and 5 are :meth:`SemanticAnalysis.chunk`: pure numpy and packing, so changing
+the method or threshold never embeds again.
+
+>>> analysis = analyze("Cats purr. Cats nap. Stocks fell. Markets slid.", embedder="hash")
+>>> result = analysis.chunk(method="count", threshold=2, unit="chars")
+>>> len(result.chunks)
+2
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from .core import build_chunks
+from .embeddings import DEFAULT_BATCH_SIZE, Embedder, Progress, get_embedder
+from .model import UNSPLITTABLE, Chunk
+from .registry import Param, Piece, register, unit_param
+from .segment import sentence_spans
+from .splitters.recursive import RecursiveSplitter, fit_span
+from .splitters.windows import token_char_offsets
+from .units import Sizer, get_sizer
+
+METHODS = ("percentile", "similarity", "std", "iqr", "gradient", "count", "auto")
+#: Every method but ``auto``: the ones with a formula.
+FORMULA_METHODS = METHODS[:-1]
+#: The threshold each method uses when none is given (``count``: see :func:`default_count`).
+DEFAULT_THRESHOLDS: Mapping[str, float] = {
+    "percentile": 95.0,
+    "similarity": 0.8,
+    "std": 3.0,
+    "iqr": 1.5,
+    "gradient": 95.0,
+}
+#: Sentences per chunk that ``count`` aims at when no count is given.
+SENTENCES_PER_CHUNK = 10
+#: Registry value of ``threshold`` meaning "the method's own default".
+METHOD_DEFAULT = -1.0
+#: The seed's target band for the mean pairwise similarity of chunk embeddings.
+COHESION_BAND = (0.3, 0.7)
+
+SIMILARITY = "similarity"
+MAX_SIZE_SPLIT = "max-size split"
+STRUCTURAL = "structural"
+END = "end"
+
+THRESHOLD_HELP = (
+    "Its meaning depends on the method; -1 uses the method's default. similarity: the "
+    "lowest similarity kept inside a chunk (default 0.8: split where similarity < 0.8, "
+    "i.e. distance > 0.2). percentile: split where the distance is above this "
+    "percentile of all distances (default 95). std: split above mean + k·std "
+    "(k, default 3). iqr: split above mean + k·IQR (k, default 1.5; LangChain's "
+    "interquartile formula, which adds k·IQR to the mean, not to Q3). gradient: "
+    "split where the gradient of the distances is above this percentile of the "
+    "gradient (default 95, as LangChain's gradient method). count: the number of "
+    "chunks wanted, cut at the count - 1 largest distances (default: one chunk per "
+    f"{SENTENCES_PER_CHUNK} sentences). auto: ignored."
+)
+
+
+# --- thresholds -----------------------------------------------------------------------
+
+
+def default_count(sentences: int) -> int:
+    """The number of chunks ``count`` aims at by default."""
+    return max(1, math.ceil(sentences / SENTENCES_PER_CHUNK))
+
+
+def method_default(method: str, sentences: int) -> float:
+    """The threshold parameter ``method`` uses when none is given."""
+    if method == "count":
+        return float(default_count(sentences))
+    if method not in DEFAULT_THRESHOLDS:
+        choices = ", ".join(FORMULA_METHODS)
+        raise ValueError(f"unknown method {method!r}; choose one of: {choices}")
+    return DEFAULT_THRESHOLDS[method]
+
+
+def check_threshold(method: str, value: float) -> None:
+    """Reject a threshold outside its method's range, saying what the range is."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of: {', '.join(METHODS)}")
+    if not math.isfinite(value):
+        raise ValueError(f"the threshold must be a finite number; got {value!r}")
+    if method == "similarity" and not -1 <= value <= 1:
+        raise ValueError(f"a similarity threshold is between -1 and 1 (e.g. 0.8); got {value:g}")
+    if method in ("percentile", "gradient") and not 0 <= value <= 100:
+        raise ValueError(f"a {method} threshold is a percentile from 0 to 100; got {value:g}")
+    if method == "count" and (value < 1 or not float(value).is_integer()):
+        raise ValueError(f"count is a whole number of chunks (1 or more); got {value:g}")
+
+
+def gradient(distances: np.ndarray) -> np.ndarray:
+    """``np.gradient`` of the distances; zeros when there are fewer than two."""
+    if len(distances) < 2:
+        return np.zeros(len(distances))
+    return np.gradient(distances)
+
+
+def cutoff(method: str, distances: np.ndarray, value: float) -> float:
+    """The cutoff a method with threshold parameter ``value`` puts on its series.
+
+    Breakpoints are where the series (the distances; their gradient for ``gradient``)
+    is strictly above the cutoff. With no distances (one sentence) it is ``inf``.
+    """
+    d = np.asarray(distances, dtype=np.float64)
+    if method == "similarity":
+        return 1.0 - value
+    if len(d) == 0:
+        return math.inf
+    if method == "percentile":
+        return float(np.percentile(d, value))
+    if method == "std":
+        return float(np.mean(d) + value * np.std(d))
+    if method == "iqr":
+        q1, q3 = np.percentile(d, [25, 75])
+        return float(np.mean(d) + value * (q3 - q1))
+    if method == "gradient":
+        return float(np.percentile(gradient(d), value)) if len(d) >= 2 else math.inf
+    if method == "count":
+        wanted = int(value)  # the count - 1 largest distances are above the count-th
+        return float(np.sort(d)[len(d) - wanted]) if wanted <= len(d) else -math.inf
+    raise ValueError(f"unknown method {method!r}; choose one of: {', '.join(FORMULA_METHODS)}")
+
+
+# --- the automatic choice -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AutoChoice:
+    method: str
+    threshold: float
+    reason: str
+
+
+def _skewness(d: np.ndarray) -> float:
+    sd = float(np.std(d))
+    return float(np.mean((d - np.mean(d)) ** 3) / sd**3) if sd > 0 else 0.0
+
+
+def bimodality(d: np.ndarray) -> float:
+    """Sarle's bimodality coefficient; above 5/9 (0.555) suggests two groups."""
+    n = len(d)
+    sd = float(np.std(d))
+    if n < 4 or sd == 0:
+        return 0.0
+    g = _skewness(d)
+    kurtosis = float(np.mean((d - np.mean(d)) ** 4) / sd**4) - 3.0
+    return (g**2 + 1) / (kurtosis + 3 * (n - 1) ** 2 / ((n - 2) * (n - 3)))
+
+
+def choose_method(distances: np.ndarray, sentences: int) -> AutoChoice:
+    """Pick a method from the shape of the distance series, and say why.
+
+    - Fewer than 8 distances: too few for statistics; an absolute similarity cutoff.
+    - Distances that hardly vary (IQR < 0.01): the gradient shows where they change.
+    - A long right tail (skewness > 1) or two groups (bimodality coefficient > 5/9):
+      some distances stand out as topic changes; mean + 1.5·IQR (robust to the tail
+      itself, unlike the standard deviation) cuts at those.
+    - Otherwise nothing stands out: the largest 5% are cut (95th percentile).
+    """
+    d = np.asarray(distances, dtype=np.float64)
+    if len(d) < 8:
+        return AutoChoice(
+            "similarity",
+            DEFAULT_THRESHOLDS["similarity"],
+            f"{sentences} sentences give only {len(d)} distances, too few for statistics: "
+            "an absolute cutoff is used (split where similarity < 0.8)",
+        )
+    q1, q3 = np.percentile(d, [25, 75])
+    skew, bc = _skewness(d), bimodality(d)
+    shape = (
+        f"{len(d)} distances with IQR {q3 - q1:.3f}, skewness {skew:.2f} and "
+        f"bimodality coefficient {bc:.2f}"
+    )
+    if q3 - q1 < 0.01:
+        return AutoChoice(
+            "gradient",
+            DEFAULT_THRESHOLDS["gradient"],
+            f"{shape}: the distances hardly vary (IQR < 0.01), so the cut follows where "
+            "they change fastest (95th percentile of their gradient)",
+        )
+    if skew > 1 or bc > 5 / 9:
+        why = "a long right tail (skewness > 1)" if skew > 1 else "two groups (bimodality > 0.555)"
+        return AutoChoice(
+            "iqr",
+            DEFAULT_THRESHOLDS["iqr"],
+            f"{shape}: {why} means some distances stand out as topic changes; "
+            "mean + 1.5·IQR, robust to those outliers, cuts at them",
+        )
+    return AutoChoice(
+        "percentile",
+        DEFAULT_THRESHOLDS["percentile"],
+        f"{shape}: no group of large distances stands out, so the largest 5% are cut "
+        "(95th percentile)",
+    )
+
+
+# --- sizes of sentence ranges -----------------------------------------------------------
+
+
+class _RangeSizes:
+    """Sizes of sentence ranges ``[a, b)``, from counts made once per unit.
+
+    Characters and words are exact from offsets and prefix sums (two sentences with no
+    whitespace between them share a word). Tokens are estimated from one encoding of
+    the whole document (the tokens a range overlaps); a range whose estimate is near
+    the limit, and every chunk, is then measured exactly, once, and remembered across
+    re-chunkings.
+    """
+
+    def __init__(self, text: str, starts: list[int], ends: list[int], sizer: Sizer) -> None:
+        self.text, self.starts, self.ends, self.sizer = text, starts, ends, sizer
+        self.exact = sizer.name in ("chars", "words")
+        self._measured: dict[tuple[int, int], int] = {}
+        self._first: list[int] = []  # estimate(a, b) = _last[b - 1] - _first[a]
+        self._last: list[int] = []
+        if sizer.name == "chars":
+            self.size = self._chars
+        elif sizer.name == "words":
+            self._count_words()
+            self.size = self._estimate
+        else:
+            self._count_tokens()
+            self.size = self._measure
+
+    def _count_words(self) -> None:
+        each = [len(self.text[s:e].split()) for s, e in zip(self.starts, self.ends, strict=True)]
+        between = zip(self.ends[:-1], self.starts[1:], strict=True)
+        joined = [0, *itertools.accumulate(1 if e == s else 0 for e, s in between)]
+        total = [0, *itertools.accumulate(each)]
+        self._first = [total[a] - joined[a] for a in range(len(each))]
+        self._last = [total[b + 1] - joined[b] for b in range(len(each))]
+
+    def _count_tokens(self) -> None:
+        name = getattr(self.sizer, "encoding_name", None)
+        if name is None:  # some other sizer: add up the sentences and what lies between
+            bounds = sorted({0, *self.starts, *self.ends, len(self.text)})
+            sizes = [self.sizer.size(self.text[x:y]) for x, y in itertools.pairwise(bounds)]
+            offsets = np.asarray(bounds)
+            counts = np.concatenate(([0], np.cumsum(sizes)))
+            first = counts[np.searchsorted(offsets, self.starts)]
+            last = counts[np.searchsorted(offsets, self.ends)]
+        else:
+            offsets = token_char_offsets(self.text, name)
+            first = np.searchsorted(offsets, self.starts, side="right") - 1
+            last = np.searchsorted(offsets, self.ends, side="left")
+        self._first, self._last = first.tolist(), last.tolist()
+
+    def _chars(self, a: int, b: int) -> int:
+        return self.ends[b - 1] - self.starts[a]
+
+    def _estimate(self, a: int, b: int) -> int:
+        return self._last[b - 1] - self._first[a]
+
+    def _measure(self, a: int, b: int) -> int:
+        key = (a, b)
+        n = self._measured.get(key)
+        if n is None:
+            n = self._measured[key] = self.sizer.size(self.text[self.starts[a] : self.ends[b - 1]])
+        return n
+
+    def over(self, a: int, b: int, limit: int) -> bool:
+        """Whether sentences ``[a, b)`` are larger than ``limit``."""
+        if self.exact:
+            return self.size(a, b) > limit
+        # The tokens of a slice differ from the document's tokens it overlaps only at
+        # its two ends; measure exactly only when the estimate is that close.
+        if self._estimate(a, b) > limit + 4:
+            return True
+        return self._measure(a, b) > limit
+
+
+class _RangeArgmax:
+    """The position of the largest distance in any range, in constant time (a sparse
+    table), so that cutting oversized segments again and again stays cheap."""
+
+    def __init__(self, distances: np.ndarray) -> None:
+        self.values: list[float] = distances.tolist()
+        levels = [np.arange(len(distances))]
+        width = 1
+        while 2 * width <= len(distances):
+            prev = levels[-1]
+            left, right = prev[: len(prev) - width], prev[width:]
+            take_left = distances[left] >= distances[right]
+            levels.append(np.where(take_left, left, right))
+            width *= 2
+        self.levels: list[list[int]] = [level.tolist() for level in levels]
+
+    def __call__(self, lo: int, hi: int) -> int:
+        """The first index of the largest value in ``[lo, hi)`` (``hi > lo``)."""
+        k = (hi - lo).bit_length() - 1
+        level = self.levels[k]
+        i, j = level[lo], level[hi - (1 << k)]
+        values = self.values
+        return i if values[i] > values[j] or (values[i] == values[j] and i < j) else j
+
+
+# --- results --------------------------------------------------------------------------
+
+Breakpoint = tuple[int, float, str]
+
+
+@dataclass(frozen=True, eq=False)
+class SemanticResult:
+    """Chunks plus everything a plot of the breakpoints needs.
+
+    ``breakpoints`` holds ``(i, distance, reason)`` for every boundary between chunks:
+    after sentence ``i``, with reason ``"similarity"`` (the method's cut) or
+    ``"max-size split"``; ``"structural"`` boundaries fall inside sentence ``i`` and have
+    a NaN distance. ``merged`` holds, in the same form, the boundaries removed to merge
+    chunks under ``min_size`` (with the reason each had).
+
+    ``scores`` is the series the cutoff ``threshold`` applies to: the distances, or their
+    gradient for ``gradient``; ``parameter`` is the method's threshold parameter (95 for
+    the 95th percentile). ``thresholds`` is the cutoff every formula method would put on
+    the same series with its default threshold. ``method`` is the method applied (the
+    one chosen when ``auto`` was asked for, with ``auto_reason`` saying why).
+    """
+
+    chunks: tuple[Chunk, ...]
+    sentences: tuple[tuple[int, int], ...]
+    distances: np.ndarray
+    scores: np.ndarray
+    method: str
+    parameter: float
+    threshold: float
+    thresholds: Mapping[str, float]
+    breakpoints: tuple[Breakpoint, ...]
+    merged: tuple[Breakpoint, ...] = ()
+    auto_reason: str | None = None
+    unit: str = "tokens"
+    max_size: int = 512
+    min_size: int = 0
+
+    @property
+    def similarities(self) -> np.ndarray:
+        return 1.0 - self.distances
+
+
+#: Sentences ``[a, b)``, why the segment ends there, and how many segments it absorbed.
+_Segment = tuple[int, int, str, int]
+
+
+# --- the analysis ----------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class SemanticAnalysis:
+    """A document's sentences, window embeddings and distance series, computed once.
+
+    :meth:`chunk` re-chunks from these with any method, threshold and size bounds
+    without embedding again.
+    """
+
+    text: str
+    sentences: tuple[tuple[int, int], ...]
+    embeddings: np.ndarray
+    distances: np.ndarray
+    buffer_size: int
+    embedder: Embedder
+    starts: np.ndarray = field(init=False, repr=False)
+    ends: np.ndarray = field(init=False, repr=False)
+    _sizes: dict[str, _RangeSizes] = field(default_factory=dict, init=False, repr=False)
+    _thresholds: dict[str, float] | None = field(default=None, init=False, repr=False)
+    _gradient: np.ndarray | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.distances = np.asarray(self.distances, dtype=np.float64)
+        spans = np.asarray(self.sentences, dtype=np.int64).reshape(-1, 2)
+        self.starts, self.ends = spans[:, 0].copy(), spans[:, 1].copy()
+        self._argmax = _RangeArgmax(self.distances)
+        self._structural: dict[tuple[str, int, int], list[Piece]] = {}
+
+    def scores(self, method: str) -> np.ndarray:
+        """The series a method's cutoff applies to."""
+        if method != "gradient":
+            return self.distances
+        if self._gradient is None:
+            self._gradient = gradient(self.distances)
+        return self._gradient
+
+    def thresholds(self) -> dict[str, float]:
+        """The cutoff of every formula method with its default threshold."""
+        if self._thresholds is None:
+            n = len(self.sentences)
+            self._thresholds = {
+                m: cutoff(m, self.distances, method_default(m, n)) for m in FORMULA_METHODS
+            }
+        return dict(self._thresholds)
+
+    def resolve(self, method: str, threshold: float | None) -> AutoChoice:
+        """The concrete method, its threshold parameter, and the reason for auto."""
+        if method == "auto":
+            return choose_method(self.distances, len(self.sentences))
+        value = method_default(method, len(self.sentences)) if threshold is None else threshold
+        check_threshold(method, float(value))
+        return AutoChoice(method, float(value), "")
+
+    def chunk(
+        self,
+        method: str = "percentile",
+        threshold: float | None = None,
+        unit: str = "tokens",
+        max_size: int = 512,
+        min_size: int = 0,
+    ) -> SemanticResult:
+        """Cut the document with ``method``, then enforce the size bounds."""
+        if max_size < 1:
+            raise ValueError(f"max_size must be at least 1; got {max_size}")
+        if not 0 <= min_size < max_size:
+            raise ValueError(
+                f"min_size ({min_size}) must be at least 0 and below max_size ({max_size})"
+            )
+        choice = self.resolve(method, threshold)
+        scores = self.scores(choice.method)
+        cut = cutoff(choice.method, self.distances, choice.threshold)
+        sizer = get_sizer(unit)
+        sizes = self._range_sizes(sizer)
+        segments = self._split_oversized(np.flatnonzero(scores > cut).tolist(), sizes, max_size)
+        segments, removed = self._merge_undersized(segments, sizes, min_size, max_size)
+        pieces = self._pieces(segments, sizes, sizer, max_size)
+        chunks = tuple(build_chunks(self.text, pieces, sizer))
+        return SemanticResult(
+            chunks=chunks,
+            sentences=self.sentences,
+            distances=self.distances,
+            scores=scores,
+            method=choice.method,
+            parameter=choice.threshold,
+            threshold=cut,
+            thresholds=self.thresholds(),
+            breakpoints=tuple(self._breakpoints(chunks)),
+            merged=tuple((i, float(self.distances[i]), reason) for i, reason in removed),
+            auto_reason=choice.reason or None,
+            unit=unit,
+            max_size=max_size,
+            min_size=min_size,
+        )
+
+    def sentence_embeddings(self, **embed_options: Any) -> np.ndarray:
+        """One vector per sentence on its own (the window vectors when buffer_size is 0)."""
+        if self.buffer_size == 0:
+            return self.embeddings
+        texts = [self.text[s:e] for s, e in self.sentences]
+        return self.embedder.embed(texts, **embed_options)
+
+    # -- steps of chunk() -------------------------------------------------------------
+
+    def _range_sizes(self, sizer: Sizer) -> _RangeSizes:
+        sizes = self._sizes.get(sizer.name)
+        if sizes is None:
+            sizes = self._sizes[sizer.name] = _RangeSizes(
+                self.text, self.starts.tolist(), self.ends.tolist(), sizer
+            )
+        return sizes
+
+    def _split_oversized(self, cuts: list[int], sizes: _RangeSizes, limit: int) -> list[_Segment]:
+        """The method's segments (a boundary after each sentence in ``cuts``), each one over
+        ``limit`` cut at its largest internal distance, again and again. A single
+        sentence over the limit is left for the structural split."""
+        out: list[_Segment] = []
+        over, argmax = sizes.over, self._argmax
+        bounds = [0, *(i + 1 for i in cuts), len(self.sentences)]
+        reasons = [SIMILARITY] * (len(bounds) - 2) + [END]
+        for (a, b), reason in zip(itertools.pairwise(bounds), reasons, strict=True):
+            stack = [(a, b, reason, 0)]
+            while stack:
+                segment = stack.pop()
+                a, b, reason, _ = segment
+                if b - a < 2 or not over(a, b, limit):
+                    out.append(segment)
+                    continue
+                i = argmax(a, b - 1)
+                stack.append((i + 1, b, reason, 0))
+                stack.append((a, i + 1, MAX_SIZE_SPLIT, 0))
+        return out
+
+    def _merge_undersized(
+        self, segments: list[_Segment], sizes: _RangeSizes, min_size: int, max_size: int
+    ) -> tuple[list[_Segment], list[tuple[int, str]]]:
+        """Merge each segment under ``min_size`` into its more similar neighbour (across
+        the smaller distance) when the result fits ``max_size``; smallest first.
+
+        Returns the segments and the boundaries removed: (sentence index, reason)."""
+        if min_size <= 0 or len(segments) < 2:
+            return segments, []
+        n = len(segments)
+        seg = [list(s) for s in segments]
+        size = [sizes.size(a, b) for a, b, _, _ in segments]
+        heap = [(sz, k) for k, sz in enumerate(size) if sz < min_size]
+        heapq.heapify(heap)
+        prev, nxt = list(range(-1, n - 1)), list(range(1, n + 1))
+        alive = [True] * n
+        removed: list[tuple[int, str]] = []
+        d = self._argmax.values
+        while heap:
+            sz, k = heapq.heappop(heap)
+            if not alive[k] or sz != size[k]:
+                continue
+            options = []
+            if prev[k] >= 0:
+                options.append((d[seg[k][0] - 1], prev[k], k))
+            if nxt[k] < n:
+                options.append((d[seg[k][1] - 1], k, nxt[k]))
+            for _, left, right in sorted(options):
+                lo, hi = seg[left], seg[right]
+                if sizes.over(lo[0], hi[1], max_size):
+                    continue
+                removed.append((lo[1] - 1, lo[2]))
+                lo[1], lo[2], lo[3] = hi[1], hi[2], lo[3] + hi[3] + 1
+                size[left] = sizes.size(lo[0], lo[1])
+                alive[right] = False
+                nxt[left] = nxt[right]
+                if nxt[right] < n:
+                    prev[nxt[right]] = left
+                if size[left] < min_size:
+                    heapq.heappush(heap, (size[left], left))
+                break
+        merged = [(a, b, r, m) for (a, b, r, m), keep in zip(seg, alive, strict=True) if keep]
+        return merged, sorted(removed)
+
+    def _pieces(
+        self, segments: list[_Segment], sizes: _RangeSizes, sizer: Sizer, limit: int
+    ) -> list[Piece]:
+        starts, ends, d = sizes.starts, sizes.ends, self._argmax.values
+        last = len(d)
+        out: list[Piece] = []
+        for a, b, reason, merged in segments:
+            meta: dict[str, Any] = {
+                "boundary": reason,
+                "sentences": [a, b],
+                "distance": d[b - 1] if b - 1 < last else None,
+            }
+            if merged:
+                meta["merged"] = {"count": merged, "reason": "under min_size"}
+            size = sizes.size(a, b)
+            if size <= limit:
+                out.append(Piece(starts[a], ends[b - 1], MappingProxyType(meta), size))
+            else:  # one sentence over the limit
+                out.extend(self._split_sentence(starts[a], ends[b - 1], sizer, limit, meta))
+        return out
+
+    def _split_sentence(
+        self, lo: int, hi: int, sizer: Sizer, limit: int, meta: Mapping[str, Any]
+    ) -> Iterator[Piece]:
+        """Pieces of one sentence over the limit: boundary ``"structural"`` inside it,
+        the sentence's own boundary at its end. Splits are remembered."""
+        key = (sizer.name, limit, lo)
+        pieces = self._structural.get(key)
+        if pieces is None:
+            splitter = RecursiveSplitter(self.text, sizer, limit)
+            pieces = self._structural[key] = structural_pieces(splitter, lo, hi)
+        last = len(pieces) - 1
+        for k, p in enumerate(pieces):
+            own = {"boundary": STRUCTURAL, "distance": None} if k < last else {}
+            yield Piece(p.start, p.end, {**meta, **p.metadata, **own}, p.size)
+
+    def _breakpoints(self, chunks: Sequence[Chunk]) -> Iterator[Breakpoint]:
+        d = self._argmax.values
+        for c in chunks[:-1]:
+            reason = c.metadata["boundary"]
+            last = c.metadata["sentences"][1] - 1
+            yield last, (math.nan if reason == STRUCTURAL else d[last]), reason
+
+
+def structural_pieces(splitter: RecursiveSplitter, lo: int, hi: int) -> list[Piece]:
+    """``text[lo:hi]`` cut by the recursive splitter, every piece measured and within
+    the splitter's limit unless flagged ``"over limit: unsplittable"``."""
+    text, sizer, limit = splitter.text, splitter.sizer, splitter.size
+    pieces: list[Piece] = []
+    for start, end, _, whole in splitter.split(lo, hi):
+        n = sizer.size(text[start:end])
+        if n <= limit:
+            pieces.append(Piece(start, end, {}, n))
+        elif whole:
+            pieces.append(Piece(start, end, {"flags": [UNSPLITTABLE]}, n))
+        else:
+            for p in fit_span(text, start, end, sizer, limit):
+                flags = {"flags": list(p.metadata["flags"])} if "flags" in p.metadata else {}
+                size = p.size if p.size is not None else sizer.size(text[p.start : p.end])
+                pieces.append(Piece(p.start, p.end, flags, size))
+    return pieces
+
+
+# --- analysing a document ------------------------------------------------------------
+
+
+def window_texts(text: str, spans: Sequence[tuple[int, int]], buffer_size: int) -> list[str]:
+    """Each sentence with ``buffer_size`` neighbours on each side, as cut from the source."""
+    n = len(spans)
+    return [
+        text[spans[max(0, i - buffer_size)][0] : spans[min(n - 1, i + buffer_size)][1]]
+        for i in range(n)
+    ]
+
+
+def consecutive_distances(embeddings: np.ndarray) -> np.ndarray:
+    """``1 - cos(e[i], e[i + 1])`` for unit-length rows."""
+    if len(embeddings) < 2:
+        return np.zeros(0)
+    sims = np.einsum("ij,ij->i", embeddings[:-1], embeddings[1:]).astype(np.float64)
+    return 1.0 - np.clip(sims, -1.0, 1.0)
+
+
+def analyze(
+    text: str,
+    *,
+    embedder: Embedder | str | None = None,
+    buffer_size: int = 1,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    progress: Progress | None = None,
+    disk_cache: bool = False,
+) -> SemanticAnalysis:
+    """Segment ``text`` into sentences, embed their windows once and compute distances."""
+    if buffer_size < 0:
+        raise ValueError(f"buffer_size must be 0 or more; got {buffer_size}")
+    if not isinstance(embedder, Embedder):
+        embedder = get_embedder(embedder)
+    spans = sentence_spans(text) or [(0, len(text))]
+    vectors = embedder.embed(
+        window_texts(text, spans, buffer_size),
+        batch_size=batch_size,
+        progress=progress,
+        disk_cache=disk_cache,
+    )
+    return SemanticAnalysis(
+        text=text,
+        sentences=tuple(spans),
+        embeddings=vectors,
+        distances=consecutive_distances(vectors),
+        buffer_size=buffer_size,
+        embedder=embedder,
+    )
+
+
+# --- cohesion ------------------------------------------------------------------------
+
+
+def mean_pairwise_similarity(vectors: np.ndarray) -> float:
+    """Mean cosine similarity over all pairs of distinct rows (NaN for fewer than 2).
+
+    The seed's target band for chunk embeddings is :data:`COHESION_BAND` (0.3-0.7):
+    lower means unrelated chunks, higher means chunks that repeat each other.
+    """
+    n = len(vectors)
+    if n < 2:
+        return math.nan
+    v = np.asarray(vectors, dtype=np.float64)
+    total = v.sum(axis=0)
+    pair_sum = float(total @ total) - float(np.einsum("ij,ij->", v, v))
+    return pair_sum / (n * (n - 1))
+
+
+def cohesion(vectors: np.ndarray) -> float:
+    """Mean cosine similarity of unit rows to their centroid (1.0 for one row)."""
+    v = np.asarray(vectors, dtype=np.float64)
+    centroid = v.mean(axis=0)
+    norm = float(np.linalg.norm(centroid))
+    if len(v) == 0 or norm == 0:
+        return math.nan if len(v) == 0 else 0.0
+    return float(np.mean(v @ (centroid / norm)))
+
+
+def chunk_cohesion(
+    chunks: Sequence[Any], embedder: Embedder | str | None = None, **embed_options: Any
+) -> np.ndarray:
+    """Each chunk's internal cohesion: the mean similarity of its sentences to their
+    centroid. Works on any strategy's chunks (objects with ``.text``, or strings)."""
+    if not isinstance(embedder, Embedder):
+        embedder = get_embedder(embedder)
+    texts = [c if isinstance(c, str) else c.text for c in chunks]
+    groups = [[t[s:e] for s, e in sentence_spans(t)] or [t] for t in texts]
+    vectors = embedder.embed([s for g in groups for s in g], **embed_options)
+    out = np.empty(len(groups))
+    at = 0
+    for k, group in enumerate(groups):
+        out[k] = cohesion(vectors[at : at + len(group)])
+        at += len(group)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class CohesionReport:
+    """The seed's two cohesion metrics for one set of chunks."""
+
+    mean_pairwise: float
+    per_chunk: np.ndarray
+    band: tuple[float, float] = COHESION_BAND
+
+    @property
+    def in_band(self) -> bool:
+        lo, hi = self.band
+        return lo <= self.mean_pairwise <= hi
+
+    def summary(self) -> str:
+        lo, hi = self.band
+        verdict = "inside" if self.in_band else "outside"
+        return (
+            f"mean pairwise chunk similarity {self.mean_pairwise:.2f} ({verdict} the target "
+            f"band {lo}-{hi}); mean internal cohesion {float(np.nanmean(self.per_chunk)):.2f}"
+        )
+
+
+def cohesion_report(
+    chunks: Sequence[Any], embedder: Embedder | str | None = None, **embed_options: Any
+) -> CohesionReport:
+    """Mean pairwise similarity of the chunks' embeddings and each chunk's cohesion."""
+    from .embeddings import embed_chunks
+
+    if not isinstance(embedder, Embedder):
+        embedder = get_embedder(embedder)
+    vectors = embed_chunks(chunks, embedder, **embed_options).vectors
+    return CohesionReport(
+        mean_pairwise_similarity(vectors), chunk_cohesion(chunks, embedder, **embed_options)
+    )
+
+
+# --- the registered strategy -------------------------------------------------------------
+
+
+def _check_params(p: Mapping[str, Any]) -> None:
+    if p["min_size"] >= p["max_size"]:
+        raise ValueError(
+            f"min_size ({p['min_size']}) must be smaller than max_size ({p['max_size']}); "
+            "lower min_size or raise max_size"
+        )
+    if p["threshold"] != METHOD_DEFAULT and p["method"] != "auto":
+        check_threshold(p["method"], p["threshold"])
+
+
+def threshold_value(p: Mapping[str, Any]) -> float | None:
+    """The registry's threshold as :meth:`SemanticAnalysis.chunk` takes it."""
+    return None if p["threshold"] == METHOD_DEFAULT else float(p["threshold"])
+
+
+@register(
+    "semantic",
+    label="Semantic",
+    description="Embed every sentence with its neighbours and cut where consecutive "
+    "windows are least similar (LangChain's SemanticChunker methods, plus an absolute "
+    "similarity cutoff, a chunk count and an automatic choice). Chunks over max_size "
+    "are cut again at their weakest similarity; chunks under min_size are merged into "
+    "their more similar neighbour. Runs the embedding model on this machine.",
+    params=(
+        Param(
+            "method",
+            str,
+            "percentile",
+            "How the cutoff on the distance series is chosen: similarity (absolute), "
+            "percentile, std, iqr, gradient, count (a number of chunks) or auto "
+            "(chosen from the distribution, with the reason shown).",
+            choices=METHODS,
+        ),
+        Param("threshold", float, METHOD_DEFAULT, THRESHOLD_HELP, minimum=-1),
+        Param(
+            "buffer_size",
+            int,
+            1,
+            "Sentences on each side embedded together with each sentence (LangChain's "
+            "default is 1, a 3-sentence window; the seed suggests windows of 3-5 "
+            "sentences, i.e. 1-2). 0 embeds sentences alone.",
+            minimum=0,
+            maximum=10,
+        ),
+        unit_param("tokens"),
+        Param(
+            "max_size",
+            int,
+            512,
+            "Largest chunk, in the chosen unit; larger ones are cut at their weakest "
+            "similarity (all-MiniLM-L6-v2 reads only the first 256 word pieces of a chunk).",
+            minimum=1,
+            maximum=1_000_000,
+        ),
+        Param(
+            "min_size",
+            int,
+            0,
+            "Smallest chunk, in the chosen unit; smaller ones are merged into their more "
+            "similar neighbour (0, the default, keeps every cut the method makes; about "
+            "50 tokens avoids one-sentence fragments).",
+            minimum=0,
+            maximum=1_000_000,
+        ),
+        Param(
+            "model",
+            str,
+            "all-MiniLM-L6-v2",
+            "The embedding model: all-MiniLM-L6-v2 (bundled, offline), a local path to a "
+            "sentence-transformers model, or 'hash' (a fast fake for tests and debugging).",
+        ),
+    ),
+    checks=(_check_params,),
+    limit_param="max_size",
+)
+def _semantic(text: str, p: Mapping[str, Any], sizer: Sizer) -> list[Piece]:
+    analysis = analyze(text, embedder=get_embedder(p["model"]), buffer_size=p["buffer_size"])
+    result = analysis.chunk(
+        method=p["method"],
+        threshold=threshold_value(p),
+        unit=sizer.name,
+        max_size=p["max_size"],
+        min_size=p["min_size"],
+    )
+    return [Piece(c.start, c.end, c.metadata, c.size) for c in result.chunks]
