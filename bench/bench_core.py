@@ -116,6 +116,8 @@ def report(
         print(f"  {name:24s} {rates[name]:8.2f} MB/s")
     for name, rate in ours_rates.items():
         comparable = {k: v for k, v in rates.items() if not _other_cache_mode(name, k)}
+        ratios = ", ".join(f"{k} {rate / v:.2f}x" for k, v in comparable.items())
+        print(f"  {name} / each peer: {ratios}")
         if comparable:
             fastest = max(comparable, key=comparable.get)
             print(f"  {name} / fastest peer ({fastest}): {rate / comparable[fastest]:.2f}x")
