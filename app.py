@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from chunking import maps
 from pages import common
 
 st.set_page_config(
@@ -26,8 +27,15 @@ common.inject_css()
 # called pages/ as a legacy multipage folder and would run a page whose file name
 # matches the requested URL directly, without this script (no sidebar, no document).
 # With names that never match, it falls back to this script, which routes correctly.
+maps.warm_up()  # compile UMAP's numba code in the background, once per process
 navigation = st.navigation(
     [
+        st.Page(
+            "pages/home.py",
+            title="Guided tour",
+            icon=":material/school:",
+            url_path="tour",
+        ),
         st.Page(
             "pages/explore_page.py",
             title="Explore",
@@ -40,6 +48,18 @@ navigation = st.navigation(
             title="Compare",
             icon=":material/compare_arrows:",
             url_path="compare",
+        ),
+        st.Page(
+            "pages/semantic_page.py",
+            title="Semantic",
+            icon=":material/show_chart:",
+            url_path="semantic",
+        ),
+        st.Page(
+            "pages/map_page.py",
+            title="Embedding map",
+            icon=":material/scatter_plot:",
+            url_path="map",
         ),
         st.Page(
             "pages/evaluate_page.py",

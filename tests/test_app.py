@@ -494,3 +494,21 @@ def test_sidebar_settings_survive_a_page_switch() -> None:
     assert _count(at) == len(chunking.chunk(GUIDE, size=333))
     at.switch_page("pages/compare_page.py").run()
     assert at.slider(key="cmp.k").value == 75
+
+
+@pytest.mark.parametrize(
+    ("page", "title"),
+    [
+        ("pages/home.py", "A guided tour of chunking"),
+        ("pages/explore_page.py", "Explore"),
+        ("pages/compare_page.py", "Compare"),
+        ("pages/semantic_page.py", "Semantic breakpoints"),
+        ("pages/map_page.py", "Embedding map"),
+        ("pages/evaluate_page.py", "Evaluate"),
+    ],
+)
+def test_every_page_of_the_navigation_renders(page: str, title: str) -> None:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run()
+    at.switch_page(page).run()
+    assert not at.exception
+    assert [t.value for t in at.title] == [title]
