@@ -1,0 +1,273 @@
+"""Guided tour: five levels of chunking, each with a button that opens the right page on
+a fitting sample document with fitting settings.
+
+A button's callback sets the sidebar's widgets (sample document, strategy, parameters:
+the keys in :mod:`pages.common`) and, for the Semantic and Map pages, a one-time
+hand-over of their own settings; the next run switches to the page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from chunking import Config, strategies
+from chunking.maps import warm_up
+from pages import common
+
+PAGES = Path(__file__).resolve().parent
+EXPLORE = PAGES / "explore_page.py"
+SEMANTIC = PAGES / "semantic_page.py"
+MAP = PAGES / "map_page.py"
+#: The page a tour button asked for; the next run switches to it.
+TARGET_KEY = "_tour_target"
+#: Hand-over keys read once by the Semantic and Map pages.
+SEMANTIC_REQUEST = "_sem_request"
+MAP_REQUEST = "_map_request"
+SEMANTIC_SETTINGS: Mapping[str, Any] = {
+    "method": "percentile",
+    "threshold": 95.0,
+    "buffer_size": 1,
+    "unit": "tokens",
+    "max_size": 512,
+    "min_size": 0,
+}
+
+
+@dataclass(frozen=True)
+class Stop:
+    """A button of the tour: which page, which sample, which configuration."""
+
+    label: str
+    page: Path
+    sample: str
+    strategy: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    semantic: Mapping[str, Any] | None = None
+    map_request: Mapping[str, Any] | None = None
+    #: False when the page works without the strategy (the sidebar is then left alone).
+    needs_strategy: bool = True
+
+
+@dataclass(frozen=True)
+class Level:
+    number: int
+    title: str
+    text: str
+    look_for: str
+    stops: tuple[Stop, ...]
+
+
+LEVELS = (
+    Level(
+        1,
+        "Fixed size",
+        "Count off a number of characters (or tokens), cut, and start again, usually with "
+        "a little overlap so that a sentence cut in two appears whole in one of the two "
+        "chunks. It needs no knowledge of the text at all, which makes it fast and "
+        "predictable, and the baseline every other method is measured against.",
+        "the red markers fall in the middle of words and sentences. Change the size or the "
+        "overlap in the sidebar and watch the cuts move.",
+        (
+            Stop(
+                "Open fixed-size chunks of the essay",
+                EXPLORE,
+                "long_essay.txt",
+                "fixed",
+                {"size": 500, "overlap": 50, "unit": "chars"},
+            ),
+        ),
+    ),
+    Level(
+        2,
+        "Recursive",
+        "Try the biggest natural break first (a blank line between paragraphs), and only "
+        "when a piece is still too large fall back to smaller ones: a line, a sentence end, "
+        "a space, and as a last resort a single character. Chunks stay under the limit "
+        "but end where the text pauses. This is the sensible default for plain prose.",
+        "compared with level 1, chunks now end at paragraph and sentence ends. Pick a "
+        "chunk below the table: its metadata names the separator it ended on.",
+        (
+            Stop(
+                "Open recursive chunks of the essay",
+                EXPLORE,
+                "long_essay.txt",
+                "recursive",
+                {"size": 1000, "overlap": 0, "unit": "chars"},
+            ),
+        ),
+    ),
+    Level(
+        3,
+        "Structure-aware (document-specific)",
+        "Many documents announce their own structure: headings in Markdown, elements in "
+        "HTML, functions and classes in code. Cutting along that structure keeps a section, "
+        "a table or a function together and lets each chunk carry its headings as context. "
+        "Oversized sections are still split, recursively, inside the section.",
+        "in the Markdown guide, every chunk starts at a heading and its metadata lists the "
+        "headings above it; a code block or table that fits in a chunk is never cut.",
+        (
+            Stop(
+                "Markdown: the technical guide",
+                EXPLORE,
+                "technical_guide.md",
+                "markdown",
+                {"size": 800, "unit": "tokens"},
+            ),
+            Stop(
+                "HTML: the product page",
+                EXPLORE,
+                "product_page.html",
+                "html",
+                {"size": 800, "unit": "tokens"},
+            ),
+            Stop(
+                "Code: a Python module",
+                EXPLORE,
+                "inventory.py",
+                "code",
+                {"size": 400, "unit": "tokens"},
+            ),
+        ),
+    ),
+    Level(
+        4,
+        "Semantic",
+        "Embed every sentence (with a neighbour or two for context), measure how far each "
+        "one is in meaning from the next, and cut where that distance jumps. Chunks then "
+        "follow topics rather than character counts. The price is running an embedding "
+        "model over the whole document, and a threshold that has to be chosen.",
+        "on the Semantic page, move the threshold and watch breakpoints appear and "
+        "disappear on the distance curve; hover a marker to read the two sentences it "
+        "separates. The map shows whether chunks of the same topic land together.",
+        (
+            Stop(
+                "Open the semantic breakpoints of the essay",
+                SEMANTIC,
+                "long_essay.txt",
+                "semantic",
+                SEMANTIC_SETTINGS,
+                semantic=SEMANTIC_SETTINGS,
+                needs_strategy=False,
+            ),
+            Stop(
+                "Map recursive, fixed and semantic chunks",
+                MAP,
+                "long_essay.txt",
+                "recursive",
+                {"size": 1000, "overlap": 0, "unit": "chars"},
+                map_request={
+                    "with": ["Fixed · 500 chars · overlap 50", "Semantic · percentile 95"],
+                    "colour": "configuration",
+                    "dims": "2D",
+                },
+            ),
+        ),
+    ),
+    Level(
+        5,
+        "Advanced: parent-child and contextual retrieval",
+        "Parent-child (our 'Parent-child' strategy) cuts the document twice: large parent "
+        "chunks that carry enough context to answer from, and small child chunks inside "
+        "them that match questions precisely. A search finds the child and hands the model "
+        "its parent. Contextual retrieval goes further: before embedding, a language model "
+        "writes a sentence or two placing each chunk within the whole document, and that "
+        "note is embedded with the chunk. Chunk Explorer does not implement contextual "
+        "retrieval: it would need a language model call for every chunk, and this tool "
+        "runs offline without one.",
+        "in the service agreement, parents are about 2,000 characters and children about "
+        "500: the chunk table lists both, and each child's metadata names its parent "
+        "('parent') and its level.",
+        (
+            Stop(
+                "Open parent-child chunks of the service agreement",
+                EXPLORE,
+                "service_agreement.txt",
+                "hierarchy",
+                {"size": 2000, "unit": "chars"},
+            ),
+            Stop(
+                "Parent-child on the technical guide",
+                EXPLORE,
+                "technical_guide.md",
+                "hierarchy",
+                {"size": 2000, "unit": "chars"},
+            ),
+        ),
+    ),
+)
+
+
+def available(stop: Stop) -> str | None:
+    """Why a stop cannot open (sample or strategy missing), or None when it can."""
+    if stop.sample not in common.sample_names():
+        return f"the sample {stop.sample} is missing from sample_docs/"
+    if stop.needs_strategy and stop.strategy not in strategies():
+        return f"the {stop.strategy} strategy is not installed"
+    return None
+
+
+def _open(stop: Stop) -> None:
+    """Button callback: load the sample and settings, then ask for the page."""
+    st.session_state[common.SOURCE_KEY] = "Sample"
+    st.session_state[common.SAMPLE_KEY] = stop.sample
+    if stop.strategy in strategies():
+        common.apply_config(Config.create(stop.strategy, **stop.params))
+    if stop.semantic is not None:
+        st.session_state[SEMANTIC_REQUEST] = dict(stop.semantic)
+    if stop.map_request is not None:
+        st.session_state[MAP_REQUEST] = dict(stop.map_request)
+    st.session_state[TARGET_KEY] = str(stop.page)
+
+
+def stop_button(level: Level, k: int, stop: Stop) -> None:
+    problem = available(stop)
+    st.button(
+        stop.label,
+        key=f"tour_{level.number}_{k}",
+        on_click=_open,
+        args=(stop,),
+        disabled=problem is not None,
+        help=problem or f"Loads {stop.sample} and opens the page with fitting settings.",
+        icon=":material/arrow_forward:",
+    )
+
+
+def level_card(level: Level) -> None:
+    with st.container(border=True):
+        st.markdown(f"#### {level.number} · {level.title}")
+        st.markdown(level.text)
+        st.caption(f"**Try it:** {level.look_for}")
+        cols = st.columns(len(level.stops))
+        for k, (col, stop) in enumerate(zip(cols, level.stops, strict=True)):
+            with col:
+                stop_button(level, k, stop)
+
+
+def main() -> None:
+    target = st.session_state.pop(TARGET_KEY, None)
+    if target:
+        st.switch_page(Path(target))
+    warm_up()  # compile UMAP in the background, for the Map page
+    st.title("A guided tour of chunking")
+    st.markdown(
+        "Retrieval-augmented generation answers questions from pieces of your documents, "
+        "so how a document is cut decides what a search can find. The five levels below go "
+        "from the simplest cut to the most elaborate; each button loads a sample document "
+        "with settings that show the idea, on the page that shows it best."
+    )
+    st.caption(
+        "The sidebar always holds the current document and strategy: change either at any "
+        "time. Explore shows one configuration in detail, Compare up to four side by side, "
+        "Semantic the breakpoints of semantic chunking, and Map where chunks land in "
+        "embedding space."
+    )
+    for level in LEVELS:
+        level_card(level)
+
+
+main()

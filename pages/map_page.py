@@ -1,0 +1,470 @@
+"""Embedding map: every chunk as a point, placed by UMAP so that similar chunks sit
+close together.
+
+The sidebar's configuration (A) can be mapped together with up to three others (the
+Compare page's configurations or presets): one UMAP is fitted on the union of all their
+chunk embeddings, so their points share one space. ``random_state`` is fixed, so the
+same chunks always give the same map. Selecting points shows their text and where they
+sit in the document. Other pages can hand settings over through :data:`REQUEST_KEY`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+
+from chunking import Chunk, Config, strategies
+from chunking.embeddings import ChunkEmbeddings, Embedder, EmbeddingError, embed_chunks
+from chunking.embeddings import get_embedder as load_model
+from chunking.figures import PALETTE
+from chunking.maps import (
+    DEFAULT_MIN_DIST,
+    DEFAULT_NEIGHBORS,
+    RANDOM_STATE,
+    Projection,
+    array_key,
+    is_warm,
+    project,
+    warm_up,
+)
+from chunking.render import render_window
+from chunking.semantic_figures import (
+    COLOUR_MODES,
+    MapPoints,
+    document_positions,
+    embedding_map,
+    selected_chunks,
+)
+from pages import common
+
+P = "map."
+DIMS_KEY = P + "dims"
+COLOUR_KEY = P + "colour"
+WITH_KEY = P + "with"
+NEIGHBORS_KEY = P + "n_neighbors"
+MIN_DIST_KEY = P + "min_dist"
+MODEL_KEY = P + "model"
+#: A dict (``with``: list of preset names, ``colour``, ``dims``) to apply once.
+REQUEST_KEY = "_map_request"
+#: The document key whose chunks the user agreed to sample.
+SAMPLE_KEY = "_map_sample"
+MAX_POINTS_ENV = "CHUNK_EXPLORER_MAX_MAP_POINTS"
+DEFAULT_MAX_POINTS = 10_000
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+LETTERS = "ABCD"
+MAX_SHOWN = 12
+CONTEXT_CHARS = 300
+KEEP = "session"
+#: Configurations that can always be mapped next to the sidebar's (name: strategy, params).
+PRESETS: Mapping[str, tuple[str, Mapping[str, object]]] = {
+    "Fixed · 500 chars · overlap 50": ("fixed", {"size": 500, "overlap": 50}),
+    "Recursive · 1000 chars": ("recursive", {"size": 1000}),
+    "Sentence packing · 500 chars": ("sentence", {"size": 500}),
+    "Paragraph packing · 1000 chars": ("paragraph", {"size": 1000}),
+    "Semantic · percentile 95": ("semantic", {"method": "percentile"}),
+}
+COLOUR_LABELS = {
+    "position": "Position in the document",
+    "size": "Size (characters)",
+    "configuration": "Configuration",
+}
+
+
+@dataclass(frozen=True)
+class Mapped:
+    """One configuration on the map: its name, chunks and the chunks drawn."""
+
+    name: str
+    config: Config
+    chunks: tuple[Chunk, ...]
+    shown: tuple[int, ...]  # indices of the chunks drawn (all, or an even sample)
+
+
+# ---------------------------------------------------------------------- settings
+
+
+def max_points() -> tuple[int, str | None]:
+    """The point limit from ``CHUNK_EXPLORER_MAX_MAP_POINTS`` and any problem with it."""
+    raw = os.environ.get(MAX_POINTS_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_POINTS, None
+    if raw.isdigit() and int(raw) >= 10:
+        return int(raw), None
+    return DEFAULT_MAX_POINTS, (
+        f"{MAX_POINTS_ENV}={raw!r} is not a whole number of at least 10; "
+        f"using {DEFAULT_MAX_POINTS:,}"
+    )
+
+
+def preset_configs() -> dict[str, Config]:
+    """The presets whose strategy exists, as validated configurations."""
+    registry = strategies()
+    out = {}
+    for name, (strategy, params) in PRESETS.items():
+        if strategy in registry:
+            try:
+                out[f"Preset: {name}"] = Config.create(strategy, **params)
+            except ValueError:
+                continue
+    return out
+
+
+def compare_configs() -> dict[str, Config]:
+    """The Compare page's configurations B-D, as its widgets last held them."""
+    registry = strategies()
+    count = int(st.session_state.get("cmp.count", 0) or 0)
+    out = {}
+    for letter in LETTERS[1:count]:
+        name = st.session_state.get(f"cmp.{letter}.{common.STRATEGY_KEY}")
+        if name not in registry:
+            continue
+        values = common.read_params(registry[name], prefix=f"cmp.{letter}.")
+        built = common.build_config(name, values)
+        if isinstance(built, Config):
+            out[f"Compare {letter}: {common.short_label(built)}"] = built
+    return out
+
+
+def _initial_settings(options: Sequence[str]) -> None:
+    request = st.session_state.pop(REQUEST_KEY, None)
+    if isinstance(request, Mapping):
+        wanted = [f"Preset: {name}" for name in request.get("with", ())]
+        st.session_state[WITH_KEY] = [w for w in wanted if w in options][:3]
+        if request.get("colour") in COLOUR_MODES:
+            st.session_state[COLOUR_KEY] = request["colour"]
+        if request.get("dims") in ("2D", "3D"):
+            st.session_state[DIMS_KEY] = request["dims"]
+    st.session_state.setdefault(DIMS_KEY, "2D")
+    st.session_state.setdefault(COLOUR_KEY, "position")
+    st.session_state.setdefault(NEIGHBORS_KEY, DEFAULT_NEIGHBORS)
+    st.session_state.setdefault(MIN_DIST_KEY, DEFAULT_MIN_DIST)
+    st.session_state.setdefault(MODEL_KEY, DEFAULT_MODEL)
+    kept = [w for w in st.session_state.get(WITH_KEY, []) if w in options]
+    st.session_state[WITH_KEY] = kept[:3]
+
+
+def _use_bundled_model() -> None:
+    st.session_state[MODEL_KEY] = DEFAULT_MODEL
+
+
+def _sample(key: str | None) -> None:
+    st.session_state[SAMPLE_KEY] = key
+
+
+# ----------------------------------------------------------------- cached steps
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _chunk_embeddings(
+    key: str, config_json: str, model: str, _chunks: tuple[Chunk, ...], _embedder: Embedder
+) -> ChunkEmbeddings:
+    return embed_chunks(_chunks, _embedder)
+
+
+@st.cache_resource(show_spinner=False)
+def _embedded() -> set[tuple[str, str, str]]:
+    """Chunkings embedded in this process, so that cached ones skip the progress pass."""
+    return set()
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _projection(
+    key: str, dims: int, n_neighbors: int, min_dist: float, _vectors: np.ndarray
+) -> Projection:
+    return project(_vectors, dims, n_neighbors=n_neighbors, min_dist=min_dist)
+
+
+def embeddings_for(source: common.Source, mapped: Mapped, embedder: Embedder) -> ChunkEmbeddings:
+    """The chunks' embeddings (cached); the first time, embedded with progress shown."""
+    config_json = mapped.config.to_json()
+    marker = (source.key, config_json, embedder.name)
+    if marker not in _embedded():
+        holder = st.empty()
+        label = f"Embedding the {len(mapped.chunks):,} chunks of {mapped.name}"
+
+        def update(done: int, total: int) -> None:
+            if total and done < total:
+                holder.progress(done / total, text=f"{label}: {done:,} of {total:,}")
+
+        embedder.embed([c.text for c in mapped.chunks], progress=update)
+        holder.empty()
+    result = _chunk_embeddings(source.key, config_json, embedder.name, mapped.chunks, embedder)
+    _embedded().add(marker)
+    return result
+
+
+def projection_for(vectors: np.ndarray, dims: int, n_neighbors: int, min_dist: float) -> Projection:
+    """The map's coordinates, with a message while UMAP compiles or runs."""
+    if is_warm():
+        message = f"Placing {len(vectors):,} chunks with UMAP…"
+    else:
+        message = (
+            "Preparing UMAP: its numba code is compiled once per server process (about 20 s "
+            "the first time on this machine; later starts load it from the numba cache "
+            "instead). The map appears as soon as it is done…"
+        )
+    with st.spinner(message, show_time=True):
+        return _projection(array_key(vectors), dims, n_neighbors, min_dist, vectors)
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def even_sample(count: int, keep: int) -> tuple[int, ...]:
+    """``keep`` indices spread evenly over ``range(count)`` (all when keep >= count)."""
+    if keep >= count:
+        return tuple(range(count))
+    return tuple(int(i) for i in np.unique(np.linspace(0, count - 1, keep).round()))
+
+
+def choose_configs(first: Config, chosen: Sequence[str], options: Mapping[str, Config]) -> list:
+    """The sidebar's configuration first, then the chosen ones (no repeats)."""
+    pairs = [(f"A · {common.short_label(first)}", first)]
+    seen = {first.to_json()}
+    for label in chosen:
+        config = options[label]
+        if config.to_json() in seen:
+            continue
+        seen.add(config.to_json())
+        letter = LETTERS[len(pairs)]
+        pairs.append((f"{letter} · {label.split(': ', 1)[-1]}", config))
+    return pairs
+
+
+def chunk_all(source: common.Source, pairs: Sequence[tuple[str, Config]]) -> list[Mapped]:
+    """Chunk the document with every configuration; failures are shown, not raised."""
+    mapped = []
+    for name, config in pairs:
+        result = common.safe_chunks(source, config)
+        if isinstance(result, str):
+            st.error(f"{name}: {result}")
+        elif result:
+            mapped.append(Mapped(name, config, result, tuple(range(len(result)))))
+    return mapped
+
+
+def limit_points(source: common.Source, mapped: list[Mapped], limit: int) -> list[Mapped]:
+    """Offer an even sample when there are more chunks than ``limit``; stop until then."""
+    total = sum(len(m.chunks) for m in mapped)
+    if total <= limit:
+        return mapped
+    if st.session_state.get(SAMPLE_KEY) != source.key:
+        st.warning(
+            f"These configurations make {total:,} chunks, more than the {limit:,} points this "
+            "page maps (each chunk is embedded on this machine's CPU). Map an even sample "
+            f"of {limit:,} chunks, or raise the limit with {MAX_POINTS_ENV}."
+        )
+        st.button(
+            f"Map an even sample of {limit:,} chunks",
+            key="map_sample",
+            on_click=_sample,
+            args=(source.key,),
+            type="primary",
+        )
+        st.stop()
+    st.info(f"Showing an even sample of about {limit:,} of the {total:,} chunks.")
+    st.button("Map every chunk", key="map_unsample", on_click=_sample, args=(None,))
+    return [
+        Mapped(
+            m.name, m.config, m.chunks, even_sample(len(m.chunks), limit * len(m.chunks) // total)
+        )
+        for m in mapped
+    ]
+
+
+def map_points(coords: np.ndarray, mapped: Sequence[Mapped], length: int) -> MapPoints:
+    """The figure's points, configuration by configuration, in drawing order."""
+    group, chunk, position, size, preview = [], [], [], [], []
+    for g, m in enumerate(mapped):
+        for i in m.shown:
+            c = m.chunks[i]
+            group.append(g)
+            chunk.append(c.index)
+            position.append(c.start / max(1, length))
+            size.append(c.end - c.start)
+            preview.append(" ".join(c.text.split()[:14]))
+    return MapPoints(coords, [m.name for m in mapped], group, chunk, position, size, preview)
+
+
+def load_embedder(model: str) -> Embedder | None:
+    """The embedder, or None after showing what to do when it cannot be loaded."""
+    try:
+        with st.spinner("Loading the embedding model…"):
+            return load_model(model)
+    except EmbeddingError as exc:
+        st.error(
+            f"The embedding model could not be loaded: {exc}\n\nUse the bundled "
+            f"{DEFAULT_MODEL} (the button below), enter the path of a local "
+            "sentence-transformers model, or enter 'hash' for a fast fake model."
+        )
+        st.button("Use the bundled model", on_click=_use_bundled_model, key="map_use_bundled")
+        return None
+
+
+# ---------------------------------------------------------------------- sections
+
+
+def controls(options: Sequence[str]) -> tuple[list[str], int, str, int, float, str]:
+    top = st.columns([3, 1, 2])
+    chosen = top[0].multiselect(
+        "Map together with (up to 3)",
+        list(options),
+        key=WITH_KEY,
+        max_selections=3,
+        persist_state=KEEP,
+        help="The Compare page's configurations and a few presets. All are projected "
+        "together: one UMAP fitted on every configuration's chunk embeddings.",
+    )
+    dims = top[1].radio("Dimensions", ("2D", "3D"), key=DIMS_KEY, persist_state=KEEP)
+    colour = top[2].radio(
+        "Colour by",
+        COLOUR_MODES,
+        key=COLOUR_KEY,
+        format_func=COLOUR_LABELS.get,
+        horizontal=True,
+        persist_state=KEEP,
+    )
+    with st.expander("UMAP and model"):
+        cols = st.columns(3)
+        n_neighbors = cols[0].slider(
+            "Neighbours",
+            2,
+            50,
+            key=NEIGHBORS_KEY,
+            persist_state=KEEP,
+            help="How many neighbours shape each point's place: small values keep local "
+            "detail, large ones the overall layout.",
+        )
+        min_dist = cols[1].slider(
+            "Minimum distance",
+            0.0,
+            0.99,
+            step=0.01,
+            key=MIN_DIST_KEY,
+            persist_state=KEEP,
+            help="How tightly UMAP packs similar points together.",
+        )
+        model = cols[2].text_input(
+            "Model",
+            key=MODEL_KEY,
+            persist_state=KEEP,
+            help=f"{DEFAULT_MODEL} (bundled, offline), a local sentence-transformers "
+            "model directory, or 'hash' (a fast fake).",
+        )
+        st.caption(f"UMAP uses cosine distance and a fixed seed ({RANDOM_STATE}).")
+    return chosen, 3 if dims == "3D" else 2, colour, int(n_neighbors), float(min_dist), model
+
+
+def show_selection(text: str, mapped: Sequence[Mapped], chosen: Sequence[tuple[int, int]]) -> None:
+    """The selected chunks: where they sit in the document and their text in context."""
+    st.subheader(f"Selected chunks ({len(chosen)})")
+    if len(chosen) > MAX_SHOWN:
+        st.caption(f"Showing the first {MAX_SHOWN} of {len(chosen)}.")
+    shown = chosen[:MAX_SHOWN]
+    spans = []
+    for g, i in shown:
+        c = mapped[g].chunks[i]
+        spans.append((f"{mapped[g].name.split(' · ')[0]} · chunk {c.index}", c.start, c.end))
+    colours = [PALETTE[g % len(PALETTE)] for g, _ in shown]
+    st.plotly_chart(
+        document_positions(spans, len(text), colours=colours),
+        key="map_positions",
+        config={"displaylogo": False},
+    )
+    for (g, i), (label, start, end) in zip(shown, spans, strict=True):
+        chunk = mapped[g].chunks[i]
+        share = f"{start / max(1, len(text)):.0%}–{end / max(1, len(text)):.0%}"
+        with st.expander(f"{label} · characters {start:,}–{end:,} ({share} of the document)"):
+            lo, hi = max(0, start - CONTEXT_CHARS), min(len(text), end + CONTEXT_CHARS)
+            st.html(render_window(text, [chunk], lo, hi))
+            st.caption(f"The chunk with {CONTEXT_CHARS} characters of context on each side.")
+
+
+def main() -> None:
+    warm_up()
+    source = common.require_source()
+    first = common.require_config()
+    text = source.document.text
+    options = {**compare_configs(), **preset_configs()}
+    _initial_settings(list(options))
+    st.title("Embedding map")
+    st.caption(
+        f"{common.describe_document(source.document)} — each point is a chunk; chunks with "
+        "similar meaning land close together. A is the sidebar's configuration."
+    )
+    chosen, dims, colour, n_neighbors, min_dist, model = controls(list(options))
+    limit, problem = max_points()
+    if problem:
+        st.warning(problem)
+    mapped = chunk_all(source, choose_configs(first, chosen, options))
+    if not mapped:
+        st.warning("No configuration produced chunks to map. Try another strategy.")
+        st.stop()
+    mapped = limit_points(source, mapped, limit)
+    embedder = load_embedder(model)
+    if embedder is None:
+        st.stop()
+    vectors, truncated = [], 0
+    for m in mapped:
+        try:
+            embedded = embeddings_for(source, m, embedder)
+        except EmbeddingError as exc:
+            st.error(
+                f"The model could not embed the chunks of {m.name}: {exc}\n\nTry the "
+                f"bundled {DEFAULT_MODEL} or another model."
+            )
+            st.button("Use the bundled model", on_click=_use_bundled_model, key="map_use_bundled")
+            st.stop()
+        vectors.append(embedded.vectors[list(m.shown)])
+        truncated += sum(1 for i in m.shown if i in embedded.flags)
+    stacked = np.vstack(vectors)
+    projection = projection_for(stacked, dims, n_neighbors, min_dist)
+    if projection.reason:
+        st.info(f"The map uses PCA: {projection.reason}.")
+    points = map_points(projection.coords, mapped, len(text))
+    show_map(points, mapped, projection, colour, truncated, embedder, text)
+
+
+def show_map(
+    points: MapPoints,
+    mapped: Sequence[Mapped],
+    projection: Projection,
+    colour: str,
+    truncated: int,
+    embedder: Embedder,
+    text: str,
+) -> None:
+    cols = st.columns(4)
+    cols[0].metric("Points", f"{len(points.coords):,}")
+    cols[1].metric("Configurations", len(mapped))
+    cols[2].metric("Projection", f"{projection.method.upper()} {projection.dims}D")
+    cols[3].metric("Computed in", f"{projection.seconds:.2f} s")
+    figure = embedding_map(points, colour_by=colour, title=f"Chunk embeddings ({embedder.name})")
+    event = st.plotly_chart(
+        figure,
+        key="map_chart",
+        on_select="rerun",
+        selection_mode=("points", "box", "lasso"),
+        config={"displaylogo": False},
+    )
+    notes = [
+        "Hover a point to read the chunk's first words. Draw a lasso or box around points "
+        "(2D), or click one, to read those chunks below."
+    ]
+    if truncated:
+        notes.append(
+            f"{truncated:,} chunks are longer than {embedder.name} reads "
+            f"({embedder.token_limit} word pieces): their points stand for their beginning only."
+        )
+    st.caption(" ".join(notes))
+    by_trace = [[m.chunks[i].index for i in m.shown] for m in mapped]
+    chosen = selected_chunks(event.selection.points, by_trace) if event else []
+    if chosen:
+        show_selection(text, mapped, chosen)
+
+
+main()

@@ -1,0 +1,384 @@
+"""AppTest tests of the Semantic, Map and Guided tour pages.
+
+What a page shows is compared with the core: each test computes the same thing with
+``chunking.semantic`` / ``chunking`` directly. The real bundled model is used on small
+documents. The tests run against app.py once its navigation lists these pages, and
+against the test-only entry script ``tests/e2e/semantic_app.py`` until then.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import chunking
+import chunking.semantic as sem
+from chunking.embeddings import get_embedder
+from chunking.io import read_path
+from chunking.segment import sentence_spans
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from pages import common  # noqa: E402
+
+TIMEOUT = 300
+OUR_PAGES = ("home.py", "semantic_page.py", "map_page.py")
+ESSAY = read_path(ROOT / "sample_docs" / "long_essay.txt").text
+GUIDE = read_path(ROOT / "sample_docs" / "technical_guide.md").text
+TOPICS = [
+    "Bread dough needs flour, water, salt and yeast. Knead the dough for ten minutes until "
+    "it is smooth. Let the dough rise in a warm kitchen until it doubles. Bake the loaf "
+    "until the crust turns brown. Cool the bread on a rack before slicing it.",
+    "Jupiter is the largest planet in our solar system. Its Great Red Spot is a storm "
+    "larger than the Earth. Astronomers count more than ninety moons around it. The moon "
+    "Europa hides an ocean under its ice. Space probes study its magnetic field.",
+    "The striker scored twice in the second half. The goalkeeper saved a late penalty. "
+    "Fans sang until the referee blew the final whistle. The coach changed the formation "
+    "at half time. The win moved the club to the top of the league.",
+    "Income tax returns are due at the end of April. Employees can deduct some work "
+    "expenses. The tax office charges interest on late payments. Keep your receipts for "
+    "six years. An accountant can help you claim every allowance.",
+]
+TEXT = " ".join(TOPICS)
+HOSTILE = (
+    "Intro sentence about cats. <script>alert(1)</script> is not a sentence. "
+    "<img src=x onerror=alert(2)> hides here. Cats purr. Dogs bark loudly. "
+    "Markets fell today. The end."
+)
+DEFAULTS = {"method": "percentile", "unit": "tokens", "max_size": 512, "min_size": 0}
+
+
+def _app_path() -> Path:
+    """app.py once it lists our pages, else the test-only entry script."""
+    text = (ROOT / "app.py").read_text(encoding="utf-8")
+    if all(f"pages/{name}" in text for name in OUR_PAGES):
+        return ROOT / "app.py"
+    return ROOT / "tests" / "e2e" / "semantic_app.py"
+
+
+APP = _app_path()
+
+
+def _page(name: str) -> str:
+    return os.path.relpath(ROOT / "pages" / name, APP.parent)
+
+
+# ----------------------------------------------------------------------- helpers
+
+
+def _ok(at: AppTest) -> AppTest:
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _start(text: str | None = None) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT).run()
+    if text is not None:
+        at.radio(key=common.SOURCE_KEY).set_value("Paste").run()
+        at.text_area(key=common.PASTE_KEY).set_value(text).run()
+    return _ok(at)
+
+
+def _open(at: AppTest, name: str) -> AppTest:
+    return _ok(at.switch_page(_page(name)).run())
+
+
+def _metric(at: AppTest, label: str) -> str:
+    for metric in at.metric:
+        if metric.label == label:
+            return metric.value
+    raise AssertionError(f"no metric {label!r}; have {[m.label for m in at.metric]}")
+
+
+def _number(at: AppTest, label: str) -> int:
+    return int(_metric(at, label).replace(",", ""))
+
+
+def _length(values: Any) -> int:
+    """How many values a serialised plotly array holds (a list, or typed-array data)."""
+    if isinstance(values, dict) and "bdata" in values:
+        return len(np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"]))
+    return len(values)
+
+
+def _figures(at: AppTest) -> list[dict[str, Any]]:
+    return [json.loads(e.proto.spec) for e in at.get("plotly_chart")]
+
+
+def _curve(at: AppTest) -> dict[str, Any]:
+    for fig in _figures(at):
+        if any(t.get("meta") == "curve" for t in fig["data"]):
+            return fig
+    raise AssertionError("no distance curve on the page")
+
+
+def _map(at: AppTest) -> dict[str, Any]:
+    for fig in _figures(at):
+        if all("customdata" in t for t in fig["data"]) and fig["data"]:
+            return fig
+    raise AssertionError("no embedding map on the page")
+
+
+def _texts(elements) -> str:
+    return "\n".join(str(e.value) for e in elements)
+
+
+@pytest.fixture(scope="module")
+def analysis() -> sem.SemanticAnalysis:
+    return sem.analyze(TEXT, embedder=get_embedder(), buffer_size=1)
+
+
+@pytest.fixture(scope="module")
+def semantic_app() -> AppTest:
+    return _open(_start(TEXT), "semantic_page.py")
+
+
+# ----------------------------------------------------------------- semantic page
+
+
+def test_threshold_changes_the_breakpoints_as_the_core_does_without_embedding_again(
+    semantic_app: AppTest, analysis: sem.SemanticAnalysis
+) -> None:
+    at = semantic_app
+    assert _number(at, "Sentences") == len(analysis.sentences) == len(sentence_spans(TEXT))
+    embedder = get_embedder()
+    calls = embedder.calls
+    counts = []
+    for threshold in (95.0, 75.0, 50.0, 20.0):
+        _ok(at.slider(key="sem.threshold.percentile").set_value(threshold).run())
+        result = analysis.chunk(threshold=threshold, **DEFAULTS)
+        assert _number(at, "Breakpoints") == len(result.breakpoints)
+        assert _number(at, "Chunks") == len(result.chunks)
+        curve = _curve(at)
+        markers = [t for t in curve["data"] if t.get("meta") == "similarity"]
+        assert sum(_length(t["x"]) for t in markers) == len(result.breakpoints)
+        [line] = curve["layout"]["shapes"]
+        assert line["y0"] == pytest.approx(result.threshold)
+        counts.append(len(result.breakpoints))
+    assert len(set(counts)) > 1  # the threshold did change the cut
+    assert embedder.calls == calls  # every change re-chunked from the cached analysis
+
+
+def test_count_method_and_min_size_follow_the_core(
+    semantic_app: AppTest, analysis: sem.SemanticAnalysis
+) -> None:
+    at = semantic_app
+    _ok(at.selectbox(key="sem.method").set_value("count").run())
+    _ok(at.slider(key="sem.threshold.count").set_value(4).run())
+    assert _number(at, "Chunks") == len(analysis.chunk("count", 4, "tokens", 512).chunks) == 4
+    _ok(at.selectbox(key="sem.method").set_value("percentile").run())
+    _ok(at.slider(key="sem.threshold.percentile").set_value(30.0).run())
+    _ok(at.number_input(key="sem.min_size").set_value(40).run())
+    expected = analysis.chunk("percentile", 30.0, "tokens", 512, 40)
+    assert expected.merged
+    assert _number(at, "Merged (min size)") == len(expected.merged)
+    assert _number(at, "Chunks") == len(expected.chunks)
+    _ok(at.number_input(key="sem.min_size").set_value(0).run())
+
+
+def test_the_chunks_are_drawn_on_the_text(
+    semantic_app: AppTest, analysis: sem.SemanticAnalysis
+) -> None:
+    at = semantic_app
+    _ok(at.slider(key="sem.threshold.percentile").set_value(50.0).run())
+    result = analysis.chunk(threshold=50.0, **DEFAULTS)
+    [view] = [h.value for h in at.html if 'class="ce-doc"' in h.value]
+    assert view.count('class="ce-mark"') == len(result.chunks)
+
+
+def test_auto_says_what_it_chose(semantic_app: AppTest, analysis: sem.SemanticAnalysis) -> None:
+    at = semantic_app
+    _ok(at.selectbox(key="sem.method").set_value("auto").run())
+    chosen = analysis.chunk("auto", None, "tokens", 512)
+    assert f"auto chose {chosen.method}" in _texts(at.info).replace("*", "")
+    assert _number(at, "Breakpoints") == len(chosen.breakpoints)
+    _ok(at.selectbox(key="sem.method").set_value("percentile").run())
+
+
+@pytest.mark.parametrize(
+    ("text", "count"), [("Just one sentence here.", 1), ("First sentence. Second one.", 2)]
+)
+def test_one_or_two_sentences_get_a_message(text: str, count: int) -> None:
+    at = _open(_start(text), "semantic_page.py")
+    assert len(sentence_spans(text)) == count
+    message = _texts(at.info)
+    assert f"{count} sentence" in message and "at least three" in message
+    assert not at.get("plotly_chart")
+
+
+def test_too_many_sentences_are_offered_a_truncation(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CHUNK_EXPLORER_MAX_SENTENCES", "8")
+    at = _open(_start(TEXT), "semantic_page.py")
+    total = len(sentence_spans(TEXT))
+    assert f"{total:,} sentences" in _texts(at.warning)
+    assert not at.get("plotly_chart")
+    _ok(at.button(key="sem_truncate").click().run())
+    head = TEXT[: sentence_spans(TEXT)[7][1]]
+    assert f"first 8 of {total}" in _texts(at.info)
+    assert _number(at, "Sentences") == len(sentence_spans(head))
+    _ok(at.button(key="sem_untruncate").click().run())
+    assert f"{total:,} sentences" in _texts(at.warning)
+
+
+def test_a_bad_sentence_limit_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CHUNK_EXPLORER_MAX_SENTENCES", "lots")
+    at = _open(_start(TEXT), "semantic_page.py")
+    assert "CHUNK_EXPLORER_MAX_SENTENCES='lots'" in _texts(at.warning)
+    assert _number(at, "Sentences") == len(sentence_spans(TEXT))
+
+
+def test_a_model_that_cannot_load_is_an_error_with_a_way_out(semantic_app: AppTest) -> None:
+    at = semantic_app
+    _ok(at.text_input(key="sem.model").set_value("/no/such/model-directory").run())
+    error = _texts(at.error)
+    assert "could not be loaded" in error and "no model directory" in error
+    assert not at.get("plotly_chart")
+    _ok(at.button(key="sem_use_bundled").click().run())
+    assert not at.error
+    assert at.text_input(key="sem.model").value == "all-MiniLM-L6-v2"
+    assert _number(at, "Breakpoints") >= 0
+
+
+def test_the_fake_model_works_and_is_cached_by_its_own_name() -> None:
+    at = _open(_start(TEXT), "semantic_page.py")
+    _ok(at.text_input(key="sem.model").set_value("hash").run())
+    fake = sem.analyze(TEXT, embedder="hash", buffer_size=1)
+    assert _number(at, "Breakpoints") == len(fake.chunk(threshold=95.0, **DEFAULTS).breakpoints)
+    _ok(at.slider(key="sem.threshold.percentile").set_value(40.0).run())
+    assert _number(at, "Breakpoints") == len(fake.chunk(threshold=40.0, **DEFAULTS).breakpoints)
+
+
+def test_markup_in_the_document_stays_text() -> None:
+    at = _open(_start(HOSTILE), "semantic_page.py")
+    sentences = len(sentence_spans(HOSTILE))
+    _ok(at.selectbox(key="sem.method").set_value("count").run())
+    _ok(at.slider(key="sem.threshold.count").set_value(sentences).run())  # cut everywhere
+    assert _number(at, "Breakpoints") == sentences - 1
+    [view] = [h.value for h in at.html if 'class="ce-doc"' in h.value]
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in view
+    assert "<script" not in view and "<img" not in view
+    hovers = [h for t in _curve(at)["data"] for h in (t.get("hovertext") or [])]
+    assert hovers and any("&lt;script&gt;" in h or "&lt;img" in h for h in hovers)
+    assert not any("<script" in h or "<img" in h for h in hovers)
+
+
+# ----------------------------------------------------------------------- map page
+
+
+def test_the_map_draws_one_point_per_chunk() -> None:
+    at = _open(_start(), "map_page.py")  # the default sample, recursive defaults
+    chunks = chunking.chunk(GUIDE)
+    assert len(chunks) >= 10
+    assert _number(at, "Points") == len(chunks)
+    assert _metric(at, "Projection") == "UMAP 2D"
+    fig = _map(at)
+    assert [t["type"] for t in fig["data"]] == ["scattergl"]
+    assert sum(_length(t["x"]) for t in fig["data"]) == len(chunks)
+
+    _ok(at.radio(key="map.dims").set_value("3D").run())
+    fig = _map(at)
+    assert [t["type"] for t in fig["data"]] == ["scatter3d"]
+    assert _length(fig["data"][0]["z"]) == len(chunks)
+
+    preset = "Preset: Fixed · 500 chars · overlap 50"
+    _ok(at.multiselect(key="map.with").set_value([preset]).run())
+    _ok(at.radio(key="map.colour").set_value("configuration").run())
+    fixed = chunking.chunk(GUIDE, "fixed", size=500, overlap=50)
+    assert _number(at, "Points") == len(chunks) + len(fixed)
+    fig = _map(at)
+    assert [_length(t["x"]) for t in fig["data"]] == [len(chunks), len(fixed)]
+    assert len({t["marker"]["color"] for t in fig["data"]}) == 2
+
+
+def test_a_tiny_document_is_mapped_with_pca_and_the_reason() -> None:
+    at = _open(_start(TEXT), "map_page.py")
+    count = len(chunking.chunk(TEXT))
+    assert count < 10
+    assert _number(at, "Points") == count
+    assert _metric(at, "Projection") == "PCA 2D"
+    assert f"only {count} chunk" in _texts(at.info)
+
+
+def test_too_many_points_are_offered_a_sample(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CHUNK_EXPLORER_MAX_MAP_POINTS", "12")
+    at = _open(_start(), "map_page.py")
+    total = len(chunking.chunk(GUIDE))
+    assert f"{total:,} chunks" in _texts(at.warning)
+    assert not at.get("plotly_chart")
+    _ok(at.button(key="map_sample").click().run())
+    points = _number(at, "Points")
+    assert 10 <= points <= 12
+    assert sum(_length(t["x"]) for t in _map(at)["data"]) == points
+
+
+def test_the_map_works_with_the_fake_model() -> None:
+    at = _open(_start(), "map_page.py")
+    _ok(at.text_input(key="map.model").set_value("hash").run())
+    assert "hash" in _map(at)["layout"]["title"]["text"]
+    assert _number(at, "Points") == len(chunking.chunk(GUIDE))
+
+
+def test_the_map_reports_a_model_that_cannot_load() -> None:
+    at = _open(_start(TEXT), "map_page.py")
+    _ok(at.text_input(key="map.model").set_value("/no/such/model-directory").run())
+    assert "could not be loaded" in _texts(at.error)
+    _ok(at.button(key="map_use_bundled").click().run())
+    assert not at.error
+
+
+# --------------------------------------------------------------------- guided tour
+
+
+def test_the_tour_opens_fixed_size_chunks_of_the_essay() -> None:
+    at = _open(_start(), "home.py")
+    assert len(at.get("button")) >= 5
+    _ok(at.button(key="tour_1_0").click().run())
+    assert at.title[0].value == "Explore"
+    assert at.selectbox(key=common.SAMPLE_KEY).value == "long_essay.txt"
+    assert _number(at, "Chunks") == len(chunking.chunk(ESSAY, "fixed", size=500, overlap=50))
+
+
+def test_the_tour_opens_markdown_sections_of_the_guide() -> None:
+    at = _open(_start(), "home.py")
+    _ok(at.button(key="tour_3_0").click().run())
+    assert at.title[0].value == "Explore"
+    expected = chunking.chunk(GUIDE, "markdown", size=800, unit="tokens")
+    assert _number(at, "Chunks") == len(expected)
+
+
+def test_the_tour_hands_semantic_settings_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CHUNK_EXPLORER_MAX_SENTENCES", "40")  # stop before embedding
+    at = _open(_start(), "home.py")
+    _ok(at.button(key="tour_4_0").click().run())
+    assert at.title[0].value == "Semantic breakpoints"
+    assert f"{len(sentence_spans(ESSAY)):,} sentences" in _texts(at.warning)
+    # AppTest reruns the page it last switched to itself; a browser stays on this page.
+    at.switch_page(_page("semantic_page.py"))
+    _ok(at.button(key="sem_truncate").click().run())  # the first 40 sentences: quick
+    assert at.selectbox(key="sem.method").value == "percentile"
+    assert at.slider(key="sem.threshold.percentile").value == 95.0
+
+
+def test_the_tour_maps_several_configurations(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CHUNK_EXPLORER_MAX_MAP_POINTS", "10")  # stop before embedding
+    at = _open(_start(), "home.py")
+    _ok(at.button(key="tour_4_1").click().run())
+    assert at.title[0].value == "Embedding map"
+    chosen = at.multiselect(key="map.with").value
+    assert "Preset: Fixed · 500 chars · overlap 50" in chosen
+    assert at.radio(key="map.colour").value == "configuration"
+    total = len(chunking.chunk(ESSAY, "recursive", size=1000))
+    total += len(chunking.chunk(ESSAY, "fixed", size=500, overlap=50))
+    if "Preset: Semantic · percentile 95" in chosen:
+        total += len(chunking.chunk(ESSAY, "semantic", method="percentile"))
+    assert f"{total:,} chunks" in _texts(at.warning)
