@@ -45,7 +45,6 @@ import chunking  # noqa: E402
 from chunking.segment import sentence_spans  # noqa: E402
 
 CORPORA = ROOT.parent / "shared" / "datasets" / "chroma-eval" / "corpora"
-ENTRY = ROOT / "tests" / "e2e" / "semantic_app.py"
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 SENTENCES = 5_000
@@ -101,13 +100,6 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _script() -> Path:
-    """app.py once it lists the Semantic and Map pages, else the test entry script."""
-    text = (ROOT / "app.py").read_text(encoding="utf-8")
-    wired = "pages/semantic_page.py" in text and "pages/map_page.py" in text
-    return ROOT / "app.py" if wired else ENTRY
-
-
 @contextmanager
 def server(url: str | None) -> Iterator[str]:
     """Use ``url``, or start a Streamlit server on a free port and stop it after."""
@@ -120,7 +112,7 @@ def server(url: str | None) -> Iterator[str]:
         "-m",
         "streamlit",
         "run",
-        str(_script()),
+        "app.py",
         "--server.headless",
         "true",
         "--server.port",
@@ -246,7 +238,7 @@ def embedding_map(page: Any, model: str, size: int, chunks: int) -> dict[str, An
     field.press("Enter")
     _idle(page)
     start = time.perf_counter()
-    _nav(page, "Map")
+    _nav(page, "Embedding map")
     page.get_by_role("heading", name="Embedding map").wait_for(timeout=LONG)
     if model != "all-MiniLM-L6-v2":
         _open_expander(page, "UMAP and model")

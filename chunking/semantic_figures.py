@@ -56,8 +56,11 @@ CURRENT_COLOUR = "#212121"
 COLOUR_MODES = ("position", "size", "configuration")
 #: Marker symbols of the configurations when colour shows something else (2D and 3D).
 SYMBOLS = ("circle", "square", "diamond", "x")
-#: Above this many points a line is drawn with WebGL.
-WEBGL_POINTS = 1_000
+#: Above this many points the curve is drawn with WebGL. SVG is faster below: a line's
+#: path is simplified, and WebGL costs a lot where it is emulated on the CPU.
+WEBGL_POINTS = 20_000
+#: Above this many breakpoints of one reason, stems replace markers.
+MARKER_LIMIT = 300
 
 
 def hover_text(text: str, *, limit: int = 160, width: int = 60) -> str:
@@ -100,62 +103,86 @@ def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
 # --- the distance curve --------------------------------------------------------------------
 
 
-def _breakpoint_hover(
+def _note(
     i: int,
     distance: float,
     reason: str,
     pairs: Mapping[int, tuple[str, str]] | None,
-    score: tuple[str, float] | None = None,
+    with_distance: bool,
 ) -> str:
-    """A marker's label: reason, place, distance (and the score cut, when it is another
-    series such as the gradient), and the sentences on either side."""
-    label = REASON_LABELS.get(reason, reason)
-    where = f"inside sentence {i}" if reason == "structural" else f"after sentence {i}"
-    head = f"<b>{html.escape(label)}</b> {where}"
-    if not math.isnan(distance):
-        head += f"<br>distance {distance:.3f}"
-        if score is not None:
-            head += f" · {html.escape(score[0])} {score[1]:.3f}"
-    if pairs is None or i not in pairs:
-        return head
-    before, after = pairs[i]
+    """What the curve's label adds at a breakpoint: reason, place, the distance when the
+    curve shows another series (the gradient), and the sentences on either side."""
+    label = f"<b>{html.escape(REASON_LABELS.get(reason, reason))}</b>"
     if reason == "structural":
-        return f"{head}<br><i>sentence:</i> {hover_text(before)}"
-    return f"{head}<br><i>before:</i> {hover_text(before)}<br><i>after:</i> {hover_text(after)}"
+        label += f" inside sentence {i}"
+    lines = [label]
+    if with_distance and not math.isnan(distance):
+        lines.append(f"distance {distance:.3f}")
+    if pairs is not None and i in pairs:
+        before, after = pairs[i]
+        if reason == "structural":
+            lines.append(f"<i>sentence:</i> {hover_text(before, limit=120)}")
+        else:
+            lines.append(f"<i>before:</i> {hover_text(before, limit=120)}")
+            lines.append(f"<i>after:</i> {hover_text(after, limit=120)}")
+    return "<br>" + "<br>".join(lines)
+
+
+def _notes(
+    n: int,
+    points: Sequence[tuple[int, float, str]],
+    pairs: Mapping[int, tuple[str, str]] | None,
+    with_distance: bool,
+) -> list[str]:
+    """One note per curve point: empty, or the breakpoints after that sentence."""
+    notes = [""] * n
+    seen: set[tuple[int, str]] = set()
+    for i, distance, reason in points:
+        if 0 <= i < n and (i, reason) not in seen:
+            seen.add((i, reason))
+            notes[i] += _note(i, distance, reason, pairs, with_distance)
+    return notes
 
 
 def _marker_trace(
-    points: Sequence[tuple[int, float, str]],
-    reason: str,
-    scores: np.ndarray,
-    pairs: Mapping[int, tuple[str, str]] | None,
-    series: str,
-    webgl: bool,
-) -> go.Scatter | go.Scattergl:
+    points: Sequence[tuple[int, float, str]], reason: str, scores: np.ndarray
+) -> go.Scatter:
+    """The breakpoints of one reason: a marker each, or, above :data:`MARKER_LIMIT`, a
+    stem from the bottom of the plot up to the curve. The stems are one unbroken line
+    (a comb along the bottom): thousands of markers, or of separate segments, make every
+    redraw several times slower. Their labels are on the curve (see
+    :func:`distance_curve`), so they are not repeated here."""
     floor = float(np.nanmin(scores)) if len(scores) and np.isfinite(scores).any() else 0.0
     xs = [i for i, _, _ in points]
     ys = [floor if reason == "structural" else float(scores[i]) for i, _, _ in points]
+    colour = REASON_COLOURS.get(reason, PALETTE[0])
+    common: dict[str, Any] = {
+        "name": f"{REASON_LABELS.get(reason, reason)} ({len(points)})",
+        "meta": reason,
+        "hoverinfo": "skip",
+    }
+    if len(points) > MARKER_LIMIT:
+        tops = np.asarray(ys, dtype=np.float64)
+        return go.Scatter(
+            x=np.repeat(np.asarray(xs), 3),
+            y=np.column_stack([np.full_like(tops, floor), tops, np.full_like(tops, floor)]).ravel(),
+            mode="lines",
+            line={"color": colour, "width": 1},
+            **common,
+        )
     symbol = {"structural": "triangle-up", MERGED: "x-thin-open"}.get(reason, "circle")
-    trace = go.Scattergl if webgl else go.Scatter
-    return trace(
+    outline = {"width": 2, "color": colour} if reason == MERGED else {"width": 1, "color": "#fff"}
+    return go.Scatter(
         x=xs,
         y=ys,
         mode="markers",
-        name=f"{REASON_LABELS.get(reason, reason)} ({len(points)})",
-        meta=reason,
         marker={
-            "color": REASON_COLOURS.get(reason, PALETTE[0]),
-            "size": 10 if reason != MERGED else 9,
+            "color": colour,
+            "size": 9 if reason == MERGED else 10,
             "symbol": symbol,
-            "line": {"width": 2 if reason == MERGED else 1, "color": "#ffffff"}
-            if reason != MERGED
-            else {"width": 2, "color": REASON_COLOURS[MERGED]},
+            "line": outline,
         },
-        hovertext=[
-            _breakpoint_hover(i, v, r, pairs, None if series == "distance" else (series, scores[i]))
-            for i, v, r in points
-        ],
-        hovertemplate="%{hovertext}<extra></extra>",
+        **common,
     )
 
 
@@ -176,10 +203,11 @@ def distance_curve(
 
     ``breakpoints`` and ``merged`` hold ``(i, distance, reason)`` as in
     :class:`chunking.semantic.SemanticResult`; markers sit on the curve at ``scores[i]``
-    (structural splits, inside a sentence, at the bottom). ``pairs[i]`` is the sentence
-    before and after boundary ``i``, shown when a marker is hovered. The curve (the trace
-    with ``meta="curve"``, drawn last) and its markers use WebGL above
-    :data:`WEBGL_POINTS` distances unless ``webgl`` says otherwise.
+    (structural splits, inside a sentence, at the bottom). The curve (the trace with
+    ``meta="curve"``, drawn last) carries every label: hovering at a breakpoint shows its
+    reason and ``pairs[i]``, the sentences before and after it; each label is sent once.
+    The curve uses WebGL above :data:`WEBGL_POINTS` distances unless ``webgl`` says
+    otherwise.
     """
     y = np.asarray(scores, dtype=np.float64)
     use_gl = len(y) > WEBGL_POINTS if webgl is None else webgl
@@ -188,10 +216,11 @@ def distance_curve(
     for point in breakpoints:
         by_reason.setdefault(point[2], []).append(point)
     for reason, points in by_reason.items():
-        fig.add_trace(_marker_trace(points, reason, y, pairs, series, use_gl))
-    if merged:
-        removed = [(i, d, MERGED) for i, d, _ in merged]
-        fig.add_trace(_marker_trace(removed, MERGED, y, pairs, series, use_gl))
+        fig.add_trace(_marker_trace(points, reason, y))
+    removed = [(i, d, MERGED) for i, d, _ in merged]
+    if removed:
+        fig.add_trace(_marker_trace(removed, MERGED, y))
+    notes = _notes(len(y), [*breakpoints, *removed], pairs, series != "distance")
     # The curve comes after the markers so that its thin line stays visible over them.
     curve = go.Scattergl if use_gl else go.Scatter
     fig.add_trace(
@@ -204,7 +233,11 @@ def distance_curve(
             legendrank=1,
             line={"color": PALETTE[0], "width": 1.5},
             marker={"size": 4, "color": PALETTE[0]},
-            hovertemplate=f"after sentence %{{x}}<br>{series} %{{y:.3f}}<extra></extra>",
+            hovertext=np.asarray(notes, dtype=object),  # an array: validated at once
+            hovertemplate=(
+                f"after sentence %{{x}} · {html.escape(series)} %{{y:.3f}}%{{hovertext}}"
+                "<extra></extra>"
+            ),
         )
     )
     if math.isfinite(threshold):
@@ -215,7 +248,7 @@ def distance_curve(
             annotation_text=f"cutoff {threshold:.3f}",
             annotation_position="top left",
         )
-    fig.update_layout(hovermode="x")  # a breakpoint shows its sentences next to the curve
+    fig.update_layout(hovermode="x")  # the label of the nearest sentence, wherever the mouse is
     fig.update_xaxes(title_text="sentence (boundary after it)", rangemode="tozero")
     fig.update_yaxes(title_text=series)
     return _layout(fig, title, height)

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from chunking import Config, strategies
@@ -158,6 +159,14 @@ def _analysis(
 def _analysed() -> set[tuple[str, str, int]]:
     """Analyses made in this process, so that cached ones skip the progress pass."""
     return set()
+
+
+@st.cache_resource(show_spinner=False, max_entries=6)
+def _histogram(key: str, _analysis: SemanticAnalysis) -> go.Figure:
+    """The distances with each method's default cutoff. It does not change with the
+    threshold, so the browser keeps it as it is while the threshold moves."""
+    cutoffs = {m: v for m, v in _analysis.thresholds().items() if m != "gradient"}
+    return distance_histogram(_analysis.distances, cutoffs=cutoffs)
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
@@ -362,15 +371,17 @@ def chunk_frame(result: SemanticResult) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def describe_cutoffs(thresholds: Mapping[str, float]) -> str:
-    """The caption under the histogram: each method's default cutoff."""
+def describe_cutoffs(result: SemanticResult) -> str:
+    """The caption under the histogram: each method's default cutoff and the current one."""
     parts = []
-    for method, value in thresholds.items():
+    for method, value in result.thresholds.items():
         shown = f"{value:.3f}" if math.isfinite(value) else ("none" if value > 0 else "all")
         parts.append(f"{method} {shown}")
     return (
-        "Default cutoffs: " + " · ".join(parts) + ". The gradient's cutoff applies to the "
-        "gradient of the distances, not to the distances, so it is not drawn here."
+        f"Default cutoffs: {' · '.join(parts)}. The current cutoff, {result.method} "
+        f"{result.parameter:g} → {result.threshold:.3f}, is the dashed line on the curve. "
+        "The gradient's cutoff applies to the gradient of the distances, not to the "
+        "distances, so it is not drawn here."
     )
 
 
@@ -458,7 +469,7 @@ def main() -> None:
     except ValueError as exc:
         st.error(f"These settings cannot cut the document: {exc}.")
         st.stop()
-    show_result(text, analysis, result, buffer_size, model)
+    show_result(text, analysis, result, buffer_size, model, f"{key}|{embedder.name}|{buffer_size}")
 
 
 def _limit_sentences(
@@ -492,8 +503,16 @@ def _limit_sentences(
 
 
 def show_result(
-    text: str, analysis: SemanticAnalysis, result: SemanticResult, buffer_size: int, model: str
+    text: str,
+    analysis: SemanticAnalysis,
+    result: SemanticResult,
+    buffer_size: int,
+    model: str,
+    cache_key: str,
 ) -> None:
+    """Metrics, the distance curve, the histogram, the chunk table and the text.
+
+    ``cache_key`` identifies the analysis (text, model, buffer size)."""
     if result.auto_reason:
         st.info(f"**auto** chose **{result.method} {result.parameter:g}**: {result.auto_reason}.")
     show_metrics(result, len(analysis.sentences))
@@ -516,10 +535,12 @@ def show_result(
     )
     left, right = st.columns([3, 2])
     with left:
-        cutoffs = {m: v for m, v in result.thresholds.items() if m != "gradient"}
-        current = result.threshold if result.method != "gradient" else None
-        pass
-        st.caption(describe_cutoffs(result.thresholds))
+        st.plotly_chart(
+            _histogram(cache_key, analysis),
+            key="sem_histogram",
+            config={"displaylogo": False},
+        )
+        st.caption(describe_cutoffs(result))
     with right:
         st.markdown("**Chunks**")
         st.dataframe(chunk_frame(result), hide_index=True, height=300, key="sem_table")

@@ -2,8 +2,7 @@
 
 What a page shows is compared with the core: each test computes the same thing with
 ``chunking.semantic`` / ``chunking`` directly. The real bundled model is used on small
-documents. The tests run against app.py once its navigation lists these pages, and
-against the test-only entry script ``tests/e2e/semantic_app.py`` until then.
+documents.
 """
 
 from __future__ import annotations
@@ -32,7 +31,6 @@ if str(ROOT) not in sys.path:
 from pages import common  # noqa: E402
 
 TIMEOUT = 300
-OUR_PAGES = ("home.py", "semantic_page.py", "map_page.py")
 ESSAY = read_path(ROOT / "sample_docs" / "long_essay.txt").text
 GUIDE = read_path(ROOT / "sample_docs" / "technical_guide.md").text
 TOPICS = [
@@ -58,15 +56,7 @@ HOSTILE = (
 DEFAULTS = {"method": "percentile", "unit": "tokens", "max_size": 512, "min_size": 0}
 
 
-def _app_path() -> Path:
-    """app.py once it lists our pages, else the test-only entry script."""
-    text = (ROOT / "app.py").read_text(encoding="utf-8")
-    if all(f"pages/{name}" in text for name in OUR_PAGES):
-        return ROOT / "app.py"
-    return ROOT / "tests" / "e2e" / "semantic_app.py"
-
-
-APP = _app_path()
+APP = ROOT / "app.py"
 
 
 def _page(name: str) -> str:

@@ -12,6 +12,7 @@ import pytest
 import chunking.semantic as sem
 from chunking.semantic_figures import (
     COLOUR_MODES,
+    MARKER_LIMIT,
     MERGED,
     METHOD_COLOURS,
     REASON_COLOURS,
@@ -119,7 +120,7 @@ def test_curve_separates_max_size_splits_and_min_size_merges(
     assert removed.marker.color == REASON_COLOURS[MERGED]
 
 
-def test_curve_hover_shows_both_sentences_escaped() -> None:
+def test_the_curve_labels_a_breakpoint_with_both_sentences_escaped() -> None:
     pairs = {1: ("First <b>one</b>.", "Second & <img src=x>.")}
     fig = distance_curve(
         [0.1, 0.6, 0.2],
@@ -127,10 +128,13 @@ def test_curve_hover_shows_both_sentences_escaped() -> None:
         breakpoints=[(1, 0.6, "similarity")],
         pairs=pairs,
     )
-    [hover] = _markers(fig)["similarity"].hovertext
-    assert "First &lt;b&gt;one&lt;/b&gt;." in hover
-    assert "Second &amp; &lt;img src=x&gt;." in hover
-    assert "<img" not in hover
+    notes = list(_curve(fig).hovertext)
+    assert notes[0] == notes[2] == ""  # no breakpoint after sentences 0 and 2
+    assert "similarity cut" in notes[1]
+    assert "First &lt;b&gt;one&lt;/b&gt;." in notes[1]
+    assert "Second &amp; &lt;img src=x&gt;." in notes[1]
+    assert "<img" not in notes[1]
+    assert _markers(fig)["similarity"].hoverinfo == "skip"  # each label is sent once
 
 
 def test_a_gradient_curve_labels_both_the_distance_and_the_gradient() -> None:
@@ -142,8 +146,28 @@ def test_a_gradient_curve_labels_both_the_distance_and_the_gradient() -> None:
     )
     marker = _markers(fig)["similarity"]
     assert list(marker.y) == [pytest.approx(0.3)]  # on the gradient curve
-    [hover] = marker.hovertext
-    assert "distance 0.450" in hover and "gradient of the distance 0.300" in hover
+    curve = _curve(fig)
+    assert "distance 0.450" in curve.hovertext[1]
+    assert "gradient of the distance %{y:.3f}" in curve.hovertemplate
+
+
+def test_many_breakpoints_are_drawn_as_stems() -> None:
+    n = MARKER_LIMIT + 50
+    scores = np.linspace(0.1, 0.9, 2 * n)
+    cuts = [(i, float(scores[i]), "similarity") for i in range(0, 2 * n, 2)]
+    pairs = {i: (f"before {i}", f"after {i}") for i, _, _ in cuts}
+    fig = distance_curve(scores, threshold=0.05, breakpoints=cuts, pairs=pairs)
+    stems = _markers(fig)["similarity"]
+    assert stems.mode == "lines"
+    assert stems.line.color == REASON_COLOURS["similarity"]
+    tops = [(x, y) for k, (x, y) in enumerate(zip(stems.x, stems.y, strict=True)) if k % 3 == 1]
+    assert [x for x, _ in tops] == [i for i, _, _ in cuts]  # one stem per breakpoint
+    assert [y for _, y in tops] == pytest.approx([d for _, d, _ in cuts])
+    floor = min(scores)
+    assert list(stems.y[0::3]) == list(stems.y[2::3]) == [floor] * len(cuts)  # a comb
+    notes = _curve(fig).hovertext
+    assert "before 4" in notes[4] and "after 4" in notes[4]
+    assert notes[5] == ""
 
 
 def test_structural_splits_sit_at_the_bottom_of_the_curve() -> None:
@@ -160,9 +184,14 @@ def test_curve_without_a_finite_cutoff_has_no_line() -> None:
 
 @pytest.mark.parametrize(
     ("points", "webgl", "kind"),
-    [(50, None, "scatter"), (5_000, None, "scattergl"), (50, True, "scattergl")],
+    [
+        (50, None, "scatter"),
+        (5_000, None, "scatter"),
+        (30_000, None, "scattergl"),
+        (50, True, "scattergl"),
+    ],
 )
-def test_long_curves_use_webgl(points: int, webgl: bool | None, kind: str) -> None:
+def test_only_very_long_curves_use_webgl(points: int, webgl: bool | None, kind: str) -> None:
     fig = distance_curve(np.linspace(0, 1, points), threshold=0.5, breakpoints=[], webgl=webgl)
     assert _curve(fig).type == kind
 

@@ -1,16 +1,11 @@
 """End-to-end tests of the Guided tour, Semantic and Map pages in headless Chromium.
 
-The server runs app.py once its navigation lists these pages (the ``app_url`` fixture of
-conftest.py), and the test-only entry script ``semantic_app.py`` until then. Screenshots
+The server is conftest.py's ``streamlit run app.py`` (the ``app_url`` fixture). Screenshots
 go to docs/screenshots/ (home.png, semantic.png, map.png).
 """
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,8 +21,6 @@ expect.set_options(timeout=180_000)  # a cold server loads the model and compile
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "docs" / "screenshots"
-ENTRY = Path(__file__).with_name("semantic_app.py")
-OUR_PAGES = ("home.py", "semantic_page.py", "map_page.py")
 ESSAY = read_path(ROOT / "sample_docs" / "long_essay.txt").text
 GUIDE = read_path(ROOT / "sample_docs" / "technical_guide.md").text
 TEXT = (
@@ -38,75 +31,6 @@ TEXT = (
     "half. The goalkeeper saved a late penalty. The fans sang until the final whistle. "
     "Income tax returns are due in April. Keep your receipts for six years."
 )
-
-
-def _wired() -> bool:
-    text = (ROOT / "app.py").read_text(encoding="utf-8")
-    return all(f"pages/{name}" in text for name in OUR_PAGES)
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _serve_entry(log_path: Path) -> tuple[subprocess.Popen, str]:
-    """``streamlit run tests/e2e/semantic_app.py`` on a free port."""
-    import urllib.request
-
-    port = _free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(ENTRY),
-        "--server.headless",
-        "true",
-        "--server.port",
-        str(port),
-        "--server.address",
-        "127.0.0.1",
-        "--browser.gatherUsageStats",
-        "false",
-        "--server.fileWatcherType",
-        "none",
-    ]
-    log = log_path.open("wb")
-    process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"streamlit exited early:\n{log_path.read_text(errors='replace')}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.status == 200:
-                    return process, url
-        except OSError:
-            time.sleep(0.3)
-    process.terminate()
-    raise RuntimeError("streamlit did not answer within 90 s")
-
-
-@pytest.fixture(scope="module")
-def url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if _wired():
-        yield request.getfixturevalue("app_url")
-        return
-    process, address = _serve_entry(tmp_path_factory.mktemp("streamlit") / "server.log")
-    try:
-        yield address
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
 
 
 # ------------------------------------------------------------------------ helpers
@@ -167,9 +91,9 @@ def _map_points(page: Page) -> int:
 # -------------------------------------------------------------------------- tests
 
 
-def test_the_threshold_moves_the_breakpoints(page: Page, url: str) -> None:
+def test_the_threshold_moves_the_breakpoints(page: Page, app_url: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    _load(page, url)
+    _load(page, app_url)
     _paste(page, TEXT)
     expect(_sidebar(page).get_by_text("pasted text · text")).to_be_visible()
     _nav(page, "Semantic")
@@ -203,10 +127,10 @@ def test_the_threshold_moves_the_breakpoints(page: Page, url: str) -> None:
     page.screenshot(path=str(SCREENSHOTS / "semantic.png"), full_page=False)
 
 
-def test_the_map_draws_every_chunk_and_shows_a_selection(page: Page, url: str) -> None:
+def test_the_map_draws_every_chunk_and_shows_a_selection(page: Page, app_url: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    _load(page, url)
-    _nav(page, "Map")
+    _load(page, app_url)
+    _nav(page, "Embedding map")
     expect(page.get_by_role("heading", name="Embedding map")).to_be_visible()
     count = len(chunking.chunk(GUIDE))
     expect(_metric(page, "Points")).to_have_text(str(count))
@@ -236,14 +160,17 @@ def test_the_map_draws_every_chunk_and_shows_a_selection(page: Page, url: str) -
     page.screenshot(path=str(SCREENSHOTS / "map.png"), full_page=False)
 
 
-def test_the_tour_opens_a_page_on_a_sample(page: Page, url: str) -> None:
+def test_the_tour_opens_a_page_on_a_sample(page: Page, app_url: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    _load(page, url)
+    _load(page, app_url)
     _nav(page, "Guided tour")
     expect(page.get_by_role("heading", name="A guided tour of chunking")).to_be_visible()
     expect(page.get_by_text("Contextual retrieval goes further", exact=False)).to_be_visible()
+    button = page.get_by_role("button", name="Open fixed-size chunks of the essay")
+    expect(button).to_be_enabled()
+    _idle(page)
     page.screenshot(path=str(SCREENSHOTS / "home.png"), full_page=False)
-    page.get_by_role("button", name="Open fixed-size chunks of the essay").click()
+    button.click()
     expect(page.get_by_role("heading", name="Explore")).to_be_visible()
     expected = len(chunking.chunk(ESSAY, "fixed", size=500, overlap=50))
     expect(_metric(page, "Chunks")).to_have_text(f"{expected:,}")
