@@ -263,8 +263,8 @@ def main() -> None:
     st.caption(
         "The sidebar always holds the current document and strategy: change either at any "
         "time. Explore shows one configuration in detail, Compare up to four side by side, "
-        "Semantic the breakpoints of semantic chunking, and Map where chunks land in "
-        "embedding space."
+        "Semantic the breakpoints of semantic chunking, and Embedding map where chunks "
+        "land in embedding space."
     )
     for level in LEVELS:
         level_card(level)

@@ -171,10 +171,19 @@ def _embedded() -> set[tuple[str, str, str]]:
     return set()
 
 
+@st.cache_resource(show_spinner=False)
+def _projected() -> dict[tuple, int]:
+    """How many times each projection was actually computed (or taken from the maps
+    module's LRU) in this process, rather than served by ``st.cache_data``."""
+    return {}
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
 def _projection(
     key: str, dims: int, n_neighbors: int, min_dist: float, _vectors: np.ndarray
 ) -> Projection:
+    counts, call = _projected(), (key, dims, n_neighbors, min_dist)
+    counts[call] = counts.get(call, 0) + 1
     return project(_vectors, dims, n_neighbors=n_neighbors, min_dist=min_dist)
 
 
@@ -197,8 +206,11 @@ def embeddings_for(source: common.Source, mapped: Mapped, embedder: Embedder) ->
     return result
 
 
-def projection_for(vectors: np.ndarray, dims: int, n_neighbors: int, min_dist: float) -> Projection:
-    """The map's coordinates, with a message while UMAP compiles or runs."""
+def projection_for(
+    vectors: np.ndarray, dims: int, n_neighbors: int, min_dist: float
+) -> tuple[Projection, bool]:
+    """The map's coordinates, and whether they came from a cache rather than a new fit;
+    with a message while UMAP compiles or runs."""
     if is_warm():
         message = f"Placing {len(vectors):,} chunks with UMAP…"
     else:
@@ -207,8 +219,12 @@ def projection_for(vectors: np.ndarray, dims: int, n_neighbors: int, min_dist: f
             "the first time on this machine; later starts load it from the numba cache "
             "instead). The map appears as soon as it is done…"
         )
+    call = (array_key(vectors), dims, n_neighbors, min_dist)
+    before = _projected().get(call, 0)
     with st.spinner(message, show_time=True):
-        return _projection(array_key(vectors), dims, n_neighbors, min_dist, vectors)
+        projection = _projection(*call, vectors)
+    cached = _projected().get(call, 0) == before or projection.from_cache
+    return projection, cached
 
 
 # ---------------------------------------------------------------------- helpers
@@ -308,9 +324,10 @@ def load_embedder(model: str) -> Embedder | None:
 # ---------------------------------------------------------------------- sections
 
 
-def controls(options: Sequence[str]) -> tuple[list[str], int, str, int, float, str]:
-    top = st.columns([3, 1, 2])
-    chosen = top[0].multiselect(
+def data_controls(options: Sequence[str]) -> tuple[list[str], str]:
+    """The configurations mapped with the sidebar's and the model: what gets embedded."""
+    left, right = st.columns([3, 1])
+    chosen = left.multiselect(
         "Map together with (up to 3)",
         list(options),
         key=WITH_KEY,
@@ -319,8 +336,21 @@ def controls(options: Sequence[str]) -> tuple[list[str], int, str, int, float, s
         help="The Compare page's configurations and a few presets. All are projected "
         "together: one UMAP fitted on every configuration's chunk embeddings.",
     )
-    dims = top[1].radio("Dimensions", ("2D", "3D"), key=DIMS_KEY, persist_state=KEEP)
-    colour = top[2].radio(
+    model = right.text_input(
+        "Model",
+        key=MODEL_KEY,
+        persist_state=KEEP,
+        help=f"{DEFAULT_MODEL} (bundled, offline), a local sentence-transformers model "
+        "directory, or 'hash' (a fast fake).",
+    )
+    return chosen, model
+
+
+def view_controls() -> tuple[int, str, int, float]:
+    """Dimensions, colour and UMAP's parameters: what only changes the picture."""
+    top = st.columns([1, 3])
+    dims = top[0].radio("Dimensions", ("2D", "3D"), key=DIMS_KEY, persist_state=KEEP)
+    colour = top[1].radio(
         "Colour by",
         COLOUR_MODES,
         key=COLOUR_KEY,
@@ -328,8 +358,8 @@ def controls(options: Sequence[str]) -> tuple[list[str], int, str, int, float, s
         horizontal=True,
         persist_state=KEEP,
     )
-    with st.expander("UMAP and model"):
-        cols = st.columns(3)
+    with st.expander("UMAP settings"):
+        cols = st.columns(2)
         n_neighbors = cols[0].slider(
             "Neighbours",
             2,
@@ -348,15 +378,8 @@ def controls(options: Sequence[str]) -> tuple[list[str], int, str, int, float, s
             persist_state=KEEP,
             help="How tightly UMAP packs similar points together.",
         )
-        model = cols[2].text_input(
-            "Model",
-            key=MODEL_KEY,
-            persist_state=KEEP,
-            help=f"{DEFAULT_MODEL} (bundled, offline), a local sentence-transformers "
-            "model directory, or 'hash' (a fast fake).",
-        )
         st.caption(f"UMAP uses cosine distance and a fixed seed ({RANDOM_STATE}).")
-    return chosen, 3 if dims == "3D" else 2, colour, int(n_neighbors), float(min_dist), model
+    return 3 if dims == "3D" else 2, colour, int(n_neighbors), float(min_dist)
 
 
 def show_selection(text: str, mapped: Sequence[Mapped], chosen: Sequence[tuple[int, int]]) -> None:
@@ -375,10 +398,11 @@ def show_selection(text: str, mapped: Sequence[Mapped], chosen: Sequence[tuple[i
         key="map_positions",
         config={"displaylogo": False},
     )
-    for (g, i), (label, start, end) in zip(shown, spans, strict=True):
+    for k, ((g, i), (label, start, end)) in enumerate(zip(shown, spans, strict=True)):
         chunk = mapped[g].chunks[i]
         share = f"{start / max(1, len(text)):.0%}–{end / max(1, len(text)):.0%}"
-        with st.expander(f"{label} · characters {start:,}–{end:,} ({share} of the document)"):
+        title = f"{label} · characters {start:,}–{end:,} ({share} of the document)"
+        with st.expander(title, expanded=k == 0 or len(shown) <= 3):
             lo, hi = max(0, start - CONTEXT_CHARS), min(len(text), end + CONTEXT_CHARS)
             st.html(render_window(text, [chunk], lo, hi))
             st.caption(f"The chunk with {CONTEXT_CHARS} characters of context on each side.")
@@ -388,15 +412,14 @@ def main() -> None:
     warm_up()
     source = common.require_source()
     first = common.require_config()
-    text = source.document.text
-    options = {**compare_configs(), **preset_configs()}
-    _initial_settings(list(options))
     st.title("Embedding map")
     st.caption(
         f"{common.describe_document(source.document)} — each point is a chunk; chunks with "
         "similar meaning land close together. A is the sidebar's configuration."
     )
-    chosen, dims, colour, n_neighbors, min_dist, model = controls(list(options))
+    options = {**compare_configs(), **preset_configs()}
+    _initial_settings(list(options))
+    chosen, model = data_controls(list(options))
     limit, problem = max_points()
     if problem:
         st.warning(problem)
@@ -408,6 +431,12 @@ def main() -> None:
     embedder = load_embedder(model)
     if embedder is None:
         st.stop()
+    map_view(embed_all(source, mapped, embedder))
+
+
+def embed_all(source: common.Source, mapped: Sequence[Mapped], embedder: Embedder) -> Embedded:
+    """Every drawn chunk's vector, configuration by configuration; a model failure stops
+    the page with what to do."""
     vectors, truncated = [], 0
     for m in mapped:
         try:
@@ -421,28 +450,49 @@ def main() -> None:
             st.stop()
         vectors.append(embedded.vectors[list(m.shown)])
         truncated += sum(1 for i in m.shown if i in embedded.flags)
-    stacked = np.vstack(vectors)
-    projection = projection_for(stacked, dims, n_neighbors, min_dist)
+    return Embedded(source.document.text, tuple(mapped), np.vstack(vectors), truncated, embedder)
+
+
+@dataclass(frozen=True, eq=False)
+class Embedded:
+    """What the map is drawn from: the chunks of every configuration and their vectors."""
+
+    text: str
+    mapped: tuple[Mapped, ...]
+    vectors: np.ndarray  # one row per drawn chunk, configuration by configuration
+    truncated: int  # drawn chunks longer than the model reads
+    embedder: Embedder
+
+
+@st.fragment
+def map_view(data: Embedded) -> None:
+    """The projection, the map and the selection. A fragment: changing the view or
+    selecting points reruns only this part of the page (no chunking, no embedding)."""
+    dims, colour, n_neighbors, min_dist = view_controls()
+    projection, cached = projection_for(data.vectors, dims, n_neighbors, min_dist)
     if projection.reason:
         st.info(f"The map uses PCA: {projection.reason}.")
-    points = map_points(projection.coords, mapped, len(text))
-    show_map(points, mapped, projection, colour, truncated, embedder, text)
+    points = map_points(projection.coords, data.mapped, len(data.text))
+    show_map(points, data, projection, cached, colour)
 
 
 def show_map(
-    points: MapPoints,
-    mapped: Sequence[Mapped],
-    projection: Projection,
-    colour: str,
-    truncated: int,
-    embedder: Embedder,
-    text: str,
+    points: MapPoints, data: Embedded, projection: Projection, cached: bool, colour: str
 ) -> None:
+    mapped, embedder, text = data.mapped, data.embedder, data.text
     cols = st.columns(4)
     cols[0].metric("Points", f"{len(points.coords):,}")
     cols[1].metric("Configurations", len(mapped))
     cols[2].metric("Projection", f"{projection.method.upper()} {projection.dims}D")
-    cols[3].metric("Computed in", f"{projection.seconds:.2f} s")
+    cols[3].metric(
+        "Computed in",
+        f"{projection.seconds:.2f} s",
+        delta="this view: from the cache" if cached else "this view: computed now",
+        delta_color="off",
+        delta_arrow="off",
+        help="How long the projection took when it was computed. The same chunks with the "
+        "same settings are not projected again.",
+    )
     figure = embedding_map(points, colour_by=colour, title=f"Chunk embeddings ({embedder.name})")
     event = st.plotly_chart(
         figure,
@@ -455,9 +505,9 @@ def show_map(
         "Hover a point to read the chunk's first words. Draw a lasso or box around points "
         "(2D), or click one, to read those chunks below."
     ]
-    if truncated:
+    if data.truncated:
         notes.append(
-            f"{truncated:,} chunks are longer than {embedder.name} reads "
+            f"{data.truncated:,} chunks are longer than {embedder.name} reads "
             f"({embedder.token_limit} word pieces): their points stand for their beginning only."
         )
     st.caption(" ".join(notes))

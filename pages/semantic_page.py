@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -172,8 +173,6 @@ def _histogram(key: str, _analysis: SemanticAnalysis) -> go.Figure:
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _rechunk(
     key: str,
-    model: str,
-    buffer_size: int,
     method: str,
     threshold: float | None,
     unit: str,
@@ -280,7 +279,7 @@ def window_controls() -> tuple[int, str]:
         "(1: windows of 3 sentences). Changing it embeds again, once.",
     )
     model = right.text_input(
-        "Model (changing it or the buffer size embeds again)",
+        "Model",
         key=MODEL_KEY,
         persist_state=KEEP,
         help=f"{DEFAULT_MODEL} (bundled, offline), the path of a local "
@@ -425,7 +424,27 @@ def main() -> None:
         f"{common.describe_document(source.document)} — each sentence is embedded with its "
         "neighbours; a chunk ends where consecutive windows are least similar."
     )
-    text, key = source.document.text, source.key
+    text, key, spans = sentences_to_analyse(source.document.text, source.key)
+    with st.expander("Window and model (changing these embeds the document again)"):
+        buffer_size, model = window_controls()
+    embedder = load_embedder(model)
+    if embedder is None:
+        st.stop()
+    try:
+        analysis = load_analysis(text, key, embedder, buffer_size, spans)
+    except EmbeddingError as exc:
+        st.error(
+            f"The model could not embed this document: {exc}\n\nTry the bundled "
+            f"{DEFAULT_MODEL} or another model."
+        )
+        st.button("Use the bundled model", on_click=_use_bundled_model, key="sem_use_bundled")
+        st.stop()
+    explore(Loaded(text, analysis, f"{key}|{embedder.name}|{buffer_size}", buffer_size, model))
+
+
+def sentences_to_analyse(text: str, key: str) -> tuple[str, str, tuple[tuple[int, int], ...]]:
+    """The text (whole, or its start within the sentence limit), its key and sentences;
+    too few sentences, or too many without the user's consent, stop the page."""
     spans = _spans(key, text)
     limit, problem = max_sentences()
     if problem:
@@ -439,37 +458,41 @@ def main() -> None:
         )
         st.stop()
     if len(spans) > limit:
-        text, key, spans = _limit_sentences(text, key, spans, limit)
+        return _limit_sentences(text, key, spans, limit)
+    return text, key, spans
 
+
+@dataclass(frozen=True)
+class Loaded:
+    """What the threshold controls work on: the analysed text and how it was embedded."""
+
+    text: str
+    analysis: SemanticAnalysis
+    key: str  # text hash | model | buffer size: the cache key of the analysis
+    buffer_size: int
+    model: str
+
+
+@st.fragment
+def explore(loaded: Loaded) -> None:
+    """The method, threshold and size controls with everything they change.
+
+    A fragment: moving the threshold reruns only this part of the page, from the cached
+    analysis, without the sidebar or the embedding step.
+    """
     top = st.columns([1, 3])
     with top[0]:
         method = st.selectbox("Method", METHODS, key=METHOD_KEY, persist_state=KEEP)
     with top[1]:
-        threshold = threshold_control(method, len(spans))
-    with st.expander("Size bounds, window and model"):
+        threshold = threshold_control(method, len(loaded.analysis.sentences))
+    with st.expander("Size bounds"):
         unit, max_size, min_size = size_controls()
-        buffer_size, model = window_controls()
-
-    embedder = load_embedder(model)
-    if embedder is None:
-        st.stop()
     try:
-        analysis = load_analysis(text, key, embedder, buffer_size, spans)
-    except EmbeddingError as exc:
-        st.error(
-            f"The model could not embed this document: {exc}\n\nTry the bundled "
-            f"{DEFAULT_MODEL} or another model."
-        )
-        st.button("Use the bundled model", on_click=_use_bundled_model, key="sem_use_bundled")
-        st.stop()
-    try:
-        result = _rechunk(
-            key, embedder.name, buffer_size, method, threshold, unit, max_size, min_size, analysis
-        )
+        result = _rechunk(loaded.key, method, threshold, unit, max_size, min_size, loaded.analysis)
     except ValueError as exc:
         st.error(f"These settings cannot cut the document: {exc}.")
-        st.stop()
-    show_result(text, analysis, result, buffer_size, model, f"{key}|{embedder.name}|{buffer_size}")
+        return
+    show_result(loaded, result)
 
 
 def _limit_sentences(
@@ -502,17 +525,9 @@ def _limit_sentences(
     return head, head_key, _spans(head_key, head)
 
 
-def show_result(
-    text: str,
-    analysis: SemanticAnalysis,
-    result: SemanticResult,
-    buffer_size: int,
-    model: str,
-    cache_key: str,
-) -> None:
-    """Metrics, the distance curve, the histogram, the chunk table and the text.
-
-    ``cache_key`` identifies the analysis (text, model, buffer size)."""
+def show_result(loaded: Loaded, result: SemanticResult) -> None:
+    """Metrics, the distance curve, the histogram, the chunk table and the text."""
+    text, analysis, buffer_size = loaded.text, loaded.analysis, loaded.buffer_size
     if result.auto_reason:
         st.info(f"**auto** chose **{result.method} {result.parameter:g}**: {result.auto_reason}.")
     show_metrics(result, len(analysis.sentences))
@@ -530,13 +545,13 @@ def show_result(
         f"Each point compares the window around sentence i with the one around sentence i + 1 "
         f"({buffer_size} sentence(s) on each side): distance = 1 − cosine similarity. A chunk "
         f"ends after sentence i where the {series} is above the dashed cutoff "
-        f"({result.method} {result.parameter:g} → {result.threshold:.3f}). Hover a marker to "
-        "read the sentences on either side."
+        f"({result.method} {result.parameter:g} → {result.threshold:.3f}). Hover over a "
+        "breakpoint to read the sentences on either side."
     )
     left, right = st.columns([3, 2])
     with left:
         st.plotly_chart(
-            _histogram(cache_key, analysis),
+            _histogram(loaded.key, analysis),
             key="sem_histogram",
             config={"displaylogo": False},
         )
@@ -544,16 +559,16 @@ def show_result(
     with right:
         st.markdown("**Chunks**")
         st.dataframe(chunk_frame(result), hide_index=True, height=300, key="sem_table")
-        config = sidebar_config(result, buffer_size, model)
-        if config is not None:
-            st.button(
-                "Use these settings in the sidebar",
-                key="sem_to_sidebar",
-                on_click=common.apply_config,
-                args=(config,),
-                help="Sets the sidebar to the semantic strategy with these settings, so the "
-                "Explore and Compare pages show the same chunks.",
-            )
+        config = sidebar_config(result, buffer_size, loaded.model)
+        if config is not None and st.button(
+            "Use these settings in the sidebar",
+            key="sem_to_sidebar",
+            on_click=common.apply_config,
+            args=(config,),
+            help="Sets the sidebar to the semantic strategy with these settings, so the "
+            "Explore and Compare pages show the same chunks.",
+        ):
+            st.rerun()  # the whole app, so that the sidebar shows them
     show_text(text, result)
 
 

@@ -262,6 +262,18 @@ def test_markup_in_the_document_stays_text() -> None:
     assert not any("<script" in h or "<img" in h for h in hovers)
 
 
+def test_the_settings_can_be_handed_to_the_sidebar(analysis: sem.SemanticAnalysis) -> None:
+    at = _open(_start(TEXT), "semantic_page.py")
+    _ok(at.slider(key="sem.threshold.percentile").set_value(60.0).run())
+    expected = analysis.chunk(threshold=60.0, **DEFAULTS)
+    assert _number(at, "Chunks") == len(expected.chunks)
+    _ok(at.button(key="sem_to_sidebar").click().run())
+    assert at.selectbox(key=common.STRATEGY_KEY).value == "semantic"
+    assert at.session_state["semantic.threshold"] == 60.0
+    explore = _open(at, "explore_page.py")
+    assert _number(explore, "Chunks") == len(expected.chunks)  # the same cut, on Explore
+
+
 # ----------------------------------------------------------------------- map page
 
 
@@ -279,6 +291,10 @@ def test_the_map_draws_one_point_per_chunk() -> None:
     fig = _map(at)
     assert [t["type"] for t in fig["data"]] == ["scatter3d"]
     assert _length(fig["data"][0]["z"]) == len(chunks)
+    _ok(at.radio(key="map.dims").set_value("2D").run())
+    assert [t["type"] for t in _map(at)["data"]] == ["scattergl"]
+    [computed] = [m for m in at.metric if m.label == "Computed in"]
+    assert computed.delta == "this view: from the cache"  # shown before: not projected again
 
     preset = "Preset: Fixed · 500 chars · overlap 50"
     _ok(at.multiselect(key="map.with").set_value([preset]).run())
@@ -366,7 +382,7 @@ def test_the_tour_maps_several_configurations(monkeypatch: pytest.MonkeyPatch) -
     assert at.title[0].value == "Embedding map"
     chosen = at.multiselect(key="map.with").value
     assert "Preset: Fixed · 500 chars · overlap 50" in chosen
-    assert at.radio(key="map.colour").value == "configuration"
+    assert at.session_state["map.colour"] == "configuration"  # drawn once the map is
     total = len(chunking.chunk(ESSAY, "recursive", size=1000))
     total += len(chunking.chunk(ESSAY, "fixed", size=500, overlap=50))
     if "Preset: Semantic · percentile 95" in chosen:
