@@ -20,25 +20,18 @@ This is a benchmark, not a test: it prints figures and asserts nothing.
 from __future__ import annotations
 
 import argparse
-import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
-import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import chunking  # noqa: E402
+from tests.e2e.harness import CHROMIUM, CHROMIUM_ARGS, app_server  # noqa: E402
 
 CORPORA = ROOT.parent / "shared" / "datasets" / "chroma-eval" / "corpora"
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 DOC_CHARS = 1_000_000
 SIZES = (900, 800, 700, 600, 500, 1000, 1200, 400)
 
@@ -51,55 +44,6 @@ def one_megabyte_document() -> str:
     while len(text) < DOC_CHARS:
         text += "\n\n" + text
     return text[:DOC_CHARS]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@contextmanager
-def server(url: str | None) -> Iterator[str]:
-    """Use ``url``, or start ``streamlit run app.py`` on a free port and stop it after."""
-    if url:
-        yield url
-        return
-    port = _free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--browser.gatherUsageStats",
-            "false",
-            "--server.fileWatcherType",
-            "none",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):
-            try:
-                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2):
-                    break
-            except OSError:
-                time.sleep(0.3)
-        yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=15)
 
 
 def _metric_is(page, value: str) -> None:
@@ -215,7 +159,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", help="an already running app (default: start one)")
     args = parser.parse_args()
-    with server(args.url) as url:
+    with app_server(args.url) as url:
         report(run(url))
 
 

@@ -27,14 +27,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -43,10 +39,9 @@ sys.path.insert(0, str(ROOT))
 
 import chunking  # noqa: E402
 from chunking.segment import sentence_spans  # noqa: E402
+from tests.e2e.harness import CHROMIUM, CHROMIUM_ARGS, app_server  # noqa: E402
 
 CORPORA = ROOT.parent / "shared" / "datasets" / "chroma-eval" / "corpora"
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 SENTENCES = 5_000
 MAP_CHUNKS = 2_000
 THRESHOLD_STEPS = 8
@@ -95,55 +90,6 @@ def size_for(text: str, chunks: int = MAP_CHUNKS) -> tuple[int, int]:
 
 
 # ------------------------------------------------------------------------ server
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@contextmanager
-def server(url: str | None) -> Iterator[str]:
-    """Use ``url``, or start a Streamlit server on a free port and stop it after."""
-    if url:
-        yield url
-        return
-    port = _free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        "app.py",
-        "--server.headless",
-        "true",
-        "--server.port",
-        str(port),
-        "--server.address",
-        "127.0.0.1",
-        "--browser.gatherUsageStats",
-        "false",
-        "--server.fileWatcherType",
-        "none",
-        "--server.maxUploadSize",
-        "200",
-    ]
-    process = subprocess.Popen(
-        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):
-            try:
-                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2):
-                    break
-            except OSError:
-                time.sleep(0.3)
-        yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=15)
 
 
 # ------------------------------------------------------------------------ browser
@@ -318,7 +264,10 @@ def run(url: str | None, model: str, skip_numba: bool) -> dict[str, Any]:
     text = document()
     size, chunks = size_for(text)
     results["document"] = {"chars": len(text), "sentences": len(sentence_spans(text))}
-    with server(url) as base, sync_playwright() as playwright:
+    with (
+        app_server(url, ["--server.maxUploadSize", "200"]) as base,
+        sync_playwright() as playwright,
+    ):
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         context = browser.new_context(viewport={"width": 1440, "height": 1100})
         context.set_default_timeout(LONG)

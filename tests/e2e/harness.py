@@ -1,0 +1,117 @@
+"""Starting the app and Debian's Chromium for real-browser runs.
+
+Shared by the end-to-end tests (``tests/e2e/conftest.py``) and the browser benchmarks
+(``bench/bench_app.py``, ``bench/bench_semantic_app.py``), so that both drive the same
+server with the same browser flags. Playwright cannot download browsers here: Chromium is
+``/usr/bin/chromium`` (or ``CHROMIUM_PATH``).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+STARTUP_SECONDS = 90
+
+
+def free_port() -> int:
+    """A TCP port on localhost that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+            return response.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def start_server(
+    log_path: Path | None = None,
+    env: dict[str, str] | None = None,
+    extra_args: Sequence[str] = (),
+) -> tuple[subprocess.Popen, str]:
+    """Start ``streamlit run app.py`` on a free port; return the process and its URL.
+
+    Output goes to ``log_path`` (discarded when None). Raises ``RuntimeError`` if the
+    server exits or does not answer its health check within ``STARTUP_SECONDS``.
+    """
+    port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+        *extra_args,
+    ]
+    log = log_path.open("wb") if log_path else subprocess.DEVNULL
+    process = subprocess.Popen(
+        command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            output = log_path.read_text(errors="replace") if log_path else "(output discarded)"
+            raise RuntimeError(f"streamlit exited early:\n{output}")
+        if _healthy(url):
+            return process, url
+        time.sleep(0.3)
+    stop_server(process)
+    raise RuntimeError(f"streamlit did not answer within {STARTUP_SECONDS} s")
+
+
+def stop_server(process: subprocess.Popen) -> None:
+    """Stop the server started by :func:`start_server` (this process only)."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+
+
+@contextmanager
+def app_server(url: str | None = None, extra_args: Sequence[str] = ()) -> Iterator[str]:
+    """Use the server at ``url``, or start one for the duration of the block."""
+    if url:
+        yield url
+        return
+    process, started = start_server(extra_args=extra_args)
+    try:
+        yield started
+    finally:
+        stop_server(process)
