@@ -257,16 +257,7 @@ def _sweep(
 
 
 def grid_json(grid: Grid) -> str:
-    data: dict[str, Any] = {"strategy": list(grid.strategies), "params": dict(grid.fixed)}
-    for axis, values in (
-        ("size", grid.sizes),
-        ("overlap", grid.overlaps),
-        ("unit", grid.units),
-        ("threshold", grid.thresholds),
-    ):
-        if values:
-            data[axis] = list(values)
-    return json.dumps(data, sort_keys=True)
+    return json.dumps(grid.to_dict(), sort_keys=True)
 
 
 def warm_up(qs: QuestionSet, grid: Grid, model: str, run_key: str) -> None:

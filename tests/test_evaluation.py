@@ -731,3 +731,17 @@ def test_thresholds_apply_to_semantic_only():
     assert sorted(table["threshold"]) == [0.5, 0.8]
     assert table["overlap"].isna().all()
     assert table["size"].tolist() == [200, 200]
+
+
+def test_a_grid_survives_a_round_trip_through_its_dict() -> None:
+    grid = Grid.from_dict(
+        {
+            "strategy": ["recursive", "token"],
+            "size": [200, 400],
+            "overlap": [0],
+            "keep_separator": "start",
+        }
+    )
+    again = Grid.from_dict(grid.to_dict())
+    assert again == grid
+    assert again.fixed == {"keep_separator": "start"}

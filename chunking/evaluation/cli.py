@@ -144,22 +144,9 @@ def build_grid(args: argparse.Namespace) -> Grid:
             )
         grid = load_grid(args.sweep)
         if fixed:
-            grid = Grid.from_dict({**_grid_dict(grid), **fixed})
+            grid = Grid.from_dict({**grid.to_dict(), **fixed})
         return grid
     return Grid.from_dict({**flags, **fixed})
-
-
-def _grid_dict(grid: Grid) -> dict[str, Any]:
-    data: dict[str, Any] = {"strategy": list(grid.strategies), **grid.fixed}
-    for axis, values in (
-        ("size", grid.sizes),
-        ("overlap", grid.overlaps),
-        ("unit", grid.units),
-        ("threshold", grid.thresholds),
-    ):
-        if values:
-            data[axis] = list(values)
-    return data
 
 
 def _progress(enabled: bool, out: TextIO):  # -> Progress | None

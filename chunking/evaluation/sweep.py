@@ -98,6 +98,19 @@ class Grid:
         grid.check()
         return grid
 
+    def to_dict(self) -> dict[str, Any]:
+        """The grid as :meth:`from_dict` reads it (non-empty axes, fixed params)."""
+        data: dict[str, Any] = {"strategy": list(self.strategies), "params": dict(self.fixed)}
+        for axis, values in (
+            ("size", self.sizes),
+            ("overlap", self.overlaps),
+            ("unit", self.units),
+            ("threshold", self.thresholds),
+        ):
+            if values:
+                data[axis] = list(values)
+        return data
+
     def check(self) -> None:
         """Raise ``ValueError`` for unknown strategies or fixed parameters nobody has."""
         specs = [get_strategy(s) for s in self.strategies]
