@@ -34,6 +34,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..segment import strip_span
+
 #: An ``(n, 2)`` int64 array of half-open ``[start, end)`` character ranges.
 SpanArray = np.ndarray
 
@@ -161,13 +163,5 @@ def split_references(refs: SpanArray, chunks: SpanArray, text: str) -> np.ndarra
     A reference's leading and trailing whitespace is ignored (chunkers usually trim
     it), so a gold sentence followed by a newline is not "split" by that newline.
     """
-    trimmed = np.array([_trim(text, int(s), int(e)) for s, e in refs], dtype=np.int64)
+    trimmed = np.array([strip_span(text, int(s), int(e)) for s, e in refs], dtype=np.int64)
     return ~contained(trimmed.reshape(-1, 2), chunks)
-
-
-def _trim(text: str, start: int, end: int) -> tuple[int, int]:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end

@@ -30,10 +30,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..registry import Param, Piece, register, size_param, unit_param
+from ..registry import Piece, register, size_param, unit_param
 from ..segment import strip_span
 from ..units import Sizer
-from .packing import overlap_count_below_size, pack_spans, recursive_split
+from .packing import (
+    overlap_count_below_size,
+    pack_spans,
+    recursive_split,
+    segment_overlap_param,
+)
 from .sentences import paragraph_pieces
 
 NO_CHAT_NOTE = "no chat messages detected; packed paragraphs"
@@ -227,16 +232,7 @@ def conversation_pieces(text: str, sizer: Sizer, size: int, overlap: int = 0) ->
     "next speaker line. Text that is not a chat is packed by paragraphs instead.",
     params=(
         size_param(300),
-        Param(
-            "overlap",
-            int,
-            0,
-            "How many messages (not units) to repeat from the end of each chunk at the "
-            "start of the next, to keep the context of a reply. Lowered automatically "
-            "where fewer messages fit.",
-            minimum=0,
-            maximum=1000,
-        ),
+        segment_overlap_param("messages", purpose=", to keep the context of a reply"),
         unit_param("tokens"),
     ),
     checks=(overlap_count_below_size("messages"),),

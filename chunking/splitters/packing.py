@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import pairwise
 from typing import Any
 
-from ..registry import Check, Piece
+from ..registry import Check, Param, Piece
 from ..units import Sizer
 from .recursive import RecursiveSplitter, recursive_pieces
 
@@ -263,6 +263,19 @@ def _check_spans(spans: list[Span], length: int) -> None:
                 f"overlapping; got ({start}, {end}) after one ending at {previous_end}"
             )
         previous_end = end
+
+
+def segment_overlap_param(what: str, purpose: str = "", note: str = "") -> Param:
+    """An ``overlap`` parameter that counts whole segments (``what``), not units."""
+    return Param(
+        "overlap",
+        int,
+        0,
+        f"How many {what} (not units) to repeat from the end of each chunk at the start of "
+        f"the next{purpose}. Lowered automatically where fewer {what} fit{note}.",
+        minimum=0,
+        maximum=1000,
+    )
 
 
 def overlap_count_below_size(what: str) -> Check:

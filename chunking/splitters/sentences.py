@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..registry import Param, Piece, register, size_param, unit_param
+from ..registry import Piece, register, size_param, unit_param
 from ..segment import paragraph_spans, sentence_spans
 from ..units import Sizer
 from .packing import (
@@ -21,6 +21,7 @@ from .packing import (
     overlap_count_below_size,
     pack_spans,
     recursive_split,
+    segment_overlap_param,
 )
 
 
@@ -62,15 +63,8 @@ def paragraph_pieces(
     "the limit. Overlap repeats the last sentences of a chunk at the start of the next.",
     params=(
         size_param(500),
-        Param(
-            "overlap",
-            int,
-            0,
-            "How many sentences (not units) to repeat from the end of each chunk at the "
-            "start of the next. Lowered automatically where fewer sentences fit, so that "
-            "every chunk brings at least one new sentence.",
-            minimum=0,
-            maximum=1000,
+        segment_overlap_param(
+            "sentences", note=", so that every chunk brings at least one new sentence"
         ),
         unit_param("chars"),
     ),
@@ -90,15 +84,7 @@ def _sentence(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
     "sentence still over the limit recursively (boundary 'sentence' or 'size').",
     params=(
         size_param(1000),
-        Param(
-            "overlap",
-            int,
-            0,
-            "How many paragraphs (not units) to repeat from the end of each chunk at the "
-            "start of the next. Lowered automatically where fewer paragraphs fit.",
-            minimum=0,
-            maximum=1000,
-        ),
+        segment_overlap_param("paragraphs"),
         unit_param("chars"),
     ),
     checks=(overlap_count_below_size("paragraphs"),),
