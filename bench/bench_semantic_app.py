@@ -265,14 +265,14 @@ def run(url: str | None, model: str, skip_numba: bool) -> dict[str, Any]:
     size, chunks = size_for(text)
     results["document"] = {"chars": len(text), "sentences": len(sentence_spans(text))}
     with (
-        app_server(url, ["--server.maxUploadSize", "200"]) as base,
+        app_server(url, ["--server.maxUploadSize", "200"]) as server,
         sync_playwright() as playwright,
     ):
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         context = browser.new_context(viewport={"width": 1440, "height": 1100})
         context.set_default_timeout(LONG)
         page = context.new_page()
-        upload(page, base, "bench_5000_sentences.txt", text)
+        upload(page, server.url, "bench_5000_sentences.txt", text)
         results["semantic"] = semantic(page, model)
         results["map"] = embedding_map(page, model, size, chunks)
         context.close()

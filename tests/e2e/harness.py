@@ -18,6 +18,7 @@ import urllib.request
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
@@ -104,14 +105,42 @@ def stop_server(process: subprocess.Popen) -> None:
             process.wait(timeout=5)
 
 
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time used so far by process ``pid`` (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_until_idle(pid: int, quiet: float = 2.0, timeout: float = 180.0) -> float:
+    """Wait until process ``pid`` has used under 5 % of a core for ``quiet`` seconds.
+
+    A server is only "warm" once its background work (UMAP's numba warm-up) is done.
+    Returns the seconds waited; raises ``TimeoutError`` after ``timeout``.
+    """
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        before = cpu_seconds(pid)
+        time.sleep(quiet)
+        if cpu_seconds(pid) - before < 0.05 * quiet:
+            return time.monotonic() - start
+    raise TimeoutError(f"process {pid} still busy after {timeout:.0f} s")
+
+
+class Server(NamedTuple):
+    """A running app: its URL, and its process id when this process started it."""
+
+    url: str
+    pid: int | None
+
+
 @contextmanager
-def app_server(url: str | None = None, extra_args: Sequence[str] = ()) -> Iterator[str]:
+def app_server(url: str | None = None, extra_args: Sequence[str] = ()) -> Iterator[Server]:
     """Use the server at ``url``, or start one for the duration of the block."""
     if url:
-        yield url
+        yield Server(url, None)
         return
     process, started = start_server(extra_args=extra_args)
     try:
-        yield started
+        yield Server(started, process.pid)
     finally:
         stop_server(process)
