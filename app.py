@@ -18,7 +18,7 @@ st.set_page_config(
     layout="wide",
     initial_sidebar_state="expanded",
 )
-common.keep_page_state()
+common.keep_widget_state()
 common.apply_url_once()
 common.inject_css()
 
@@ -27,21 +27,23 @@ common.inject_css()
 # called pages/ as a legacy multipage folder and would run a page whose file name
 # matches the requested URL directly, without this script (no sidebar, no document).
 # With names that never match, it falls back to this script, which routes correctly.
+# The default page (the tour, served at /) keeps an explicit url_path for the same
+# reason: without one, its path would be inferred from the file name.
 maps.warm_up()  # compile UMAP's numba code in the background, once per process
 navigation = st.navigation(
     [
         st.Page(
-            "pages/home.py",
+            "pages/tour_page.py",
             title="Guided tour",
             icon=":material/school:",
             url_path="tour",
+            default=True,
         ),
         st.Page(
             "pages/explore_page.py",
             title="Explore",
             icon=":material/view_agenda:",
             url_path="explore",
-            default=True,
         ),
         st.Page(
             "pages/compare_page.py",

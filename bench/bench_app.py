@@ -5,10 +5,11 @@
 
 What is measured (wall-clock, from the Python side of Playwright):
 
-- first load: a new browser session (empty browser cache) opens the app on a warm
-  server, until the chunk count and the histogram are on screen and the script run has
-  finished. "Warm" means one session has been served and the server has gone idle, its
-  UMAP warm-up thread done (only known when this script started the server);
+- first load: a new browser session (empty browser cache) opens the home page (the
+  guided tour, until the sample's chunk count is shown) or ``/explore`` (until the chunk
+  count and the histogram are on screen), and the script run has finished. The server
+  is warm: one session has been served and the server has gone idle, its UMAP warm-up
+  thread done (only known when this script started the server);
 - upload: a 1 MB text document is uploaded, until its chunk count is shown;
 - re-render: the chunk size (recursive strategy, characters) is changed, until the new
   count is shown ("count") and until the run has finished and the histogram holds the
@@ -71,13 +72,18 @@ def _settled(page, count: int) -> None:
     )
 
 
-def first_load(browser, url: str) -> float:
+def first_load(browser, url: str, explore: bool = True) -> float:
+    """Seconds until the page is drawn and its run has finished: Explore's chunk count
+    and histogram, or (``explore=False``) the home page's summary of the sample."""
     context = browser.new_context(viewport={"width": 1440, "height": 1000})
     page = context.new_page()
     start = time.perf_counter()
-    page.goto(url)
-    page.wait_for_selector('[data-testid="stMetricValue"]', timeout=120_000)
-    page.wait_for_selector(".js-plotly-plot", timeout=120_000)
+    page.goto(f"{url}/explore" if explore else url)
+    if explore:
+        page.wait_for_selector('[data-testid="stMetricValue"]', timeout=120_000)
+        page.wait_for_selector(".js-plotly-plot", timeout=120_000)
+    else:
+        page.get_by_text("cuts it into").wait_for(timeout=120_000)
     page.wait_for_function(
         "!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=120_000
     )
@@ -95,14 +101,15 @@ def run(server: Server) -> dict[str, object]:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         url = server.url
-        first_load(browser, url)  # warm the server: imports, caches, UMAP warm-up started
+        first_load(browser, url, explore=False)  # imports, caches, UMAP warm-up started
         if server.pid is not None:
             results["idle_after_s"] = wait_until_idle(server.pid)
+        results["home_load_s"] = [first_load(browser, url, False) for _ in range(FIRST_LOADS)]
         results["first_load_s"] = [first_load(browser, url) for _ in range(FIRST_LOADS)]
 
         context = browser.new_context(viewport={"width": 1440, "height": 1000})
         page = context.new_page()
-        page.goto(url)
+        page.goto(f"{url}/explore")
         page.wait_for_selector(".js-plotly-plot", timeout=120_000)
         sidebar = page.get_by_test_id("stSidebar")
         sidebar.get_by_test_id("stRadio").get_by_text("Upload", exact=True).click()
@@ -145,11 +152,12 @@ def report(results: dict[str, object]) -> None:
         print(f"server idle (warm-up done) {results['idle_after_s']:.1f} s after the first load")
     else:
         print("server given by --url: not waited for its background warm-up")
-    print(
-        "first load (warm server): "
-        + ", ".join(f"{s:.2f}" for s in loads)
-        + f" s; median {statistics.median(loads):.2f} s, worst {max(loads):.2f} s"
-    )
+    for label, values in (("home page (tour)", results["home_load_s"]), ("/explore", loads)):
+        print(
+            f"first load of {label}, warm server: "
+            + ", ".join(f"{s:.2f}" for s in values)
+            + f" s; median {statistics.median(values):.2f} s, worst {max(values):.2f} s"
+        )
     print(
         f"upload 1 MB: count shown after {results['upload_1mb_count_s']:.2f} s, "
         f"settled after {results['upload_1mb_settled_s']:.2f} s"

@@ -60,7 +60,7 @@ SAMPLE_KEY = "sample"
 PASTE_KEY = "pasted"
 UPLOAD_KEY = "upload"
 STRATEGY_KEY = "strategy"
-#: Page widgets whose values survive a visit to another page (see keep_page_state).
+#: Page widgets whose values survive a visit to another page (see keep_widget_state).
 KEPT_PREFIXES = ("cmp.", "explore.", "eval.")
 
 _SOURCE_STATE = "_ce_source"
@@ -451,14 +451,26 @@ def write_url(source: Source | None, config: Config | None) -> None:
 # ------------------------------------------------------------------ page helpers
 
 
-def keep_page_state() -> None:
-    """Keep page widgets' values while another page is shown.
+def _sidebar_keys() -> set[str]:
+    """Keys of the sidebar widgets whose values can be set from code (not the uploader)."""
+    keys = {SOURCE_KEY, SAMPLE_KEY, PASTE_KEY, STRATEGY_KEY}
+    for name, spec in strategies().items():
+        keys.update(param_key(name, p.name) for p in spec.params)
+    return keys
 
-    Streamlit forgets a widget's value when a run does not draw it; writing the value
-    back as plain session state keeps it for when the page is visited again.
+
+def keep_widget_state() -> None:
+    """Keep widgets' values through page changes.
+
+    Streamlit forgets a widget's value when a run does not draw it, and on a page change
+    it also drops every widget the browser did not report: a page link clicked while a
+    run is still drawing the sidebar used to reset some sidebar widgets to their
+    defaults (and could leave an invalid mix such as overlap >= size). Writing each
+    value back as plain session state at the start of every run keeps it either way.
     """
+    sidebar = _sidebar_keys()
     for key in list(st.session_state.keys()):
-        if isinstance(key, str) and key.startswith(KEPT_PREFIXES):
+        if isinstance(key, str) and (key.startswith(KEPT_PREFIXES) or key in sidebar):
             st.session_state[key] = st.session_state[key]
 
 
@@ -475,6 +487,18 @@ def clamp_state(key: str, lo: int, hi: int) -> None:
 def inject_css() -> None:
     """The boundary view's style sheet (a style-only st.html takes no space)."""
     st.html(f"<style>{BOUNDARY_CSS}</style>")
+
+
+def current_source() -> Source | None:
+    """The sidebar's document, or None when there is none (nothing is shown)."""
+    source = st.session_state.get(_SOURCE_STATE)
+    return source if isinstance(source, Source) else None
+
+
+def current_config() -> Config | None:
+    """The sidebar's configuration, or None when it is invalid (nothing is shown)."""
+    config = st.session_state.get(_CONFIG_STATE)
+    return config if isinstance(config, Config) else None
 
 
 def require_source() -> Source:

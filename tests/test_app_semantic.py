@@ -346,7 +346,7 @@ def test_the_map_reports_a_model_that_cannot_load() -> None:
 
 
 def test_the_tour_opens_fixed_size_chunks_of_the_essay() -> None:
-    at = _open(_start(), "home.py")
+    at = _open(_start(), "tour_page.py")
     assert len(at.get("button")) >= 5
     _ok(at.button(key="tour_1_0").click().run())
     assert at.title[0].value == "Explore"
@@ -355,7 +355,7 @@ def test_the_tour_opens_fixed_size_chunks_of_the_essay() -> None:
 
 
 def test_the_tour_opens_markdown_sections_of_the_guide() -> None:
-    at = _open(_start(), "home.py")
+    at = _open(_start(), "tour_page.py")
     _ok(at.button(key="tour_3_0").click().run())
     assert at.title[0].value == "Explore"
     expected = chunking.chunk(GUIDE, "markdown", size=800, unit="tokens")
@@ -364,7 +364,7 @@ def test_the_tour_opens_markdown_sections_of_the_guide() -> None:
 
 def test_the_tour_hands_semantic_settings_over(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CHUNK_EXPLORER_MAX_SENTENCES", "40")  # stop before embedding
-    at = _open(_start(), "home.py")
+    at = _open(_start(), "tour_page.py")
     _ok(at.button(key="tour_4_0").click().run())
     assert at.title[0].value == "Semantic breakpoints"
     assert f"{len(sentence_spans(ESSAY)):,} sentences" in _texts(at.warning)
@@ -377,7 +377,7 @@ def test_the_tour_hands_semantic_settings_over(monkeypatch: pytest.MonkeyPatch) 
 
 def test_the_tour_maps_several_configurations(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CHUNK_EXPLORER_MAX_MAP_POINTS", "10")  # stop before embedding
-    at = _open(_start(), "home.py")
+    at = _open(_start(), "tour_page.py")
     _ok(at.button(key="tour_4_1").click().run())
     assert at.title[0].value == "Embedding map"
     chosen = at.multiselect(key="map.with").value

@@ -73,7 +73,7 @@ def _set_number(page: Page, label: str, value: int) -> None:
 
 
 def test_upload_then_change_the_size(page: Page, app_url: str) -> None:
-    _load(page, app_url)
+    _load(page, f"{app_url}/explore")
     guide = read_path(ROOT / "sample_docs" / "technical_guide.md").text
     expect(_metric(page, "Chunks")).to_have_text(str(len(chunking.chunk(guide))))
 
@@ -98,8 +98,15 @@ def test_upload_then_change_the_size(page: Page, app_url: str) -> None:
 
 def test_every_page_draws_its_charts(page: Page, app_url: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    _load(page, app_url)
+    page.goto(app_url)  # the home page: the guided tour, the sample already cut
+    expect(page.get_by_role("heading", name="A guided tour of chunking")).to_be_visible()
+    guide = read_path(ROOT / "sample_docs" / "technical_guide.md").text
+    expect(page.get_by_test_id("stMain")).to_contain_text(
+        f"cuts it into {len(chunking.chunk(guide))} chunks"
+    )
+    page.get_by_test_id("stPageLink").get_by_text("See them in Explore").click()
     expect(page.get_by_role("heading", name="Explore")).to_be_visible()
+    expect(page.locator(".js-plotly-plot").first).to_be_visible()
     expect(page.locator(".ce-doc .ce-mark").first).to_be_visible()
     page.screenshot(path=str(SCREENSHOTS / "explore.png"))
 
@@ -134,7 +141,7 @@ def test_a_link_opens_the_compare_page_with_its_settings(page: Page, app_url: st
 def test_markup_in_a_document_is_shown_as_text(
     page: Page, app_url: str, dialogs: list[str]
 ) -> None:
-    _load(page, app_url)
+    _load(page, f"{app_url}/explore")
     _upload(page, "hostile<img src=x onerror=alert(4)>.txt", HOSTILE.encode("utf-8"))
     views = page.locator(".ce-doc").filter(has_text="It must all be shown as text.")
     expect(views).to_have_count(2)  # the boundary view and the selected chunk alone
@@ -154,7 +161,7 @@ def test_markup_in_a_document_is_shown_as_text(
 
 
 def test_a_binary_upload_shows_an_error_not_a_traceback(page: Page, app_url: str) -> None:
-    _load(page, app_url)
+    _load(page, f"{app_url}/explore")
     _upload(page, "blob.txt", bytes(range(256)) * 16, "application/octet-stream")
     alert = _sidebar(page).get_by_test_id("stAlertContentError")
     expect(alert).to_contain_text("looks like a binary file")
@@ -163,7 +170,7 @@ def test_a_binary_upload_shows_an_error_not_a_traceback(page: Page, app_url: str
 
 
 def test_downloads_hold_the_chunks(page: Page, app_url: str) -> None:
-    _load(page, app_url)
+    _load(page, f"{app_url}/explore")
     guide = read_path(ROOT / "sample_docs" / "technical_guide.md").text
     chunks = chunking.chunk(guide)
     expect(_metric(page, "Chunks")).to_have_text(str(len(chunks)))

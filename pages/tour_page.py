@@ -248,6 +248,23 @@ def level_card(level: Level) -> None:
                 stop_button(level, k, stop)
 
 
+def current_document() -> None:
+    """What the sidebar holds now, cut with its settings, and the way to see it."""
+    source, config = common.current_source(), common.current_config()
+    if source is None or config is None:
+        return  # the sidebar already says what is missing
+    chunks = common.safe_chunks(source, config)
+    with st.container(border=True):
+        if isinstance(chunks, str):
+            st.warning(chunks)
+            return
+        st.markdown(
+            f"**Loaded now:** {common.describe_document(source.document)}. "
+            f"**{common.short_label(config)}** cuts it into **{len(chunks):,} chunks**."
+        )
+        st.page_link(EXPLORE, label="See them in Explore", icon=":material/view_agenda:")
+
+
 def main() -> None:
     target = st.session_state.pop(TARGET_KEY, None)
     if target:
@@ -266,6 +283,7 @@ def main() -> None:
         "Semantic the breakpoints of semantic chunking, and Embedding map where chunks "
         "land in embedding space."
     )
+    current_document()
     for level in LEVELS:
         level_card(level)
 
