@@ -74,9 +74,9 @@ def _idle(page: Page) -> None:
 def _load(page: Page, url: str) -> None:
     """Open the app and wait until its first run has finished.
 
-    Switching pages while a run is still going on can leave the sidebar's widgets at
-    odd values (size 1, no separators: a race in the shared sidebar, seen on app.py
-    alone too), so every test waits for the end of a run before it switches.
+    Every test waits for the end of a run before it switches pages, so that each step
+    sees the finished state of the one before. (Sidebar values lost in a page change
+    during a run are covered by ``common.keep_widget_state`` and its AppTest.)
     """
     page.goto(url)
     expect(page.get_by_test_id("stMain").locator("h1").first).to_be_visible()
@@ -102,7 +102,7 @@ def test_the_threshold_moves_the_breakpoints(page: Page, app_url: str) -> None:
     _load(page, app_url)
     _paste(page, TEXT)
     expect(_sidebar(page).get_by_text("pasted text · text")).to_be_visible()
-    _idle(page)  # see _load: never switch pages while a run is going on
+    _idle(page)  # see _load: switch pages only once the run has finished
     _nav(page, "Semantic")
     expect(page.get_by_role("heading", name="Semantic breakpoints")).to_be_visible()
     analysis = sem.analyze(TEXT, embedder=get_embedder(), buffer_size=1)
