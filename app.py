@@ -18,7 +18,6 @@ st.set_page_config(
     layout="wide",
     initial_sidebar_state="expanded",
 )
-common.keep_widget_state()
 common.apply_url_once()
 common.inject_css()
 

@@ -60,8 +60,10 @@ SAMPLE_KEY = "sample"
 PASTE_KEY = "pasted"
 UPLOAD_KEY = "upload"
 STRATEGY_KEY = "strategy"
-#: Page widgets whose values survive a visit to another page (see keep_widget_state).
-KEPT_PREFIXES = ("cmp.", "explore.", "eval.")
+#: Every keyed widget of the app keeps its value for the whole session: while another
+#: page is shown, and when a page change reaches the server without the widget (a link
+#: clicked while a run is still drawing; Streamlit otherwise drops such widgets' state).
+PERSIST = "session"
 
 _SOURCE_STATE = "_ce_source"
 _CONFIG_STATE = "_ce_config"
@@ -177,16 +179,20 @@ def document_input() -> Source | None:
     names = sample_names()
     st.session_state.setdefault(SOURCE_KEY, SOURCES[0])
     st.session_state.setdefault(SAMPLE_KEY, names[0] if names else "")
-    origin = st.radio("Source", SOURCES, key=SOURCE_KEY, horizontal=True)
+    origin = st.radio("Source", SOURCES, persist_state=PERSIST, key=SOURCE_KEY, horizontal=True)
     loaded: Source | str
     is_error = False
     if origin == "Sample":
         name = st.selectbox(
-            "Sample document", names, key=SAMPLE_KEY, help="Example documents in sample_docs/."
+            "Sample document",
+            names,
+            persist_state=PERSIST,
+            key=SAMPLE_KEY,
+            help="Example documents in sample_docs/.",
         )
         loaded = _sample(name) if name else "No sample documents were found in sample_docs/."
     elif origin == "Paste":
-        loaded = _pasted(st.text_area("Text", key=PASTE_KEY, height=180))
+        loaded = _pasted(st.text_area("Text", persist_state=PERSIST, key=PASTE_KEY, height=180))
     else:
         loaded, is_error = _upload_input()
     if isinstance(loaded, Source):
@@ -237,38 +243,49 @@ def param_widget(param: Param, key: str) -> None:
     label = param.name.replace("_", " ")
     kind, help_text = param.kind, param.help
     if kind is bool:
-        st.toggle(label, key=key, help=help_text)
+        st.toggle(label, persist_state=PERSIST, key=key, help=help_text)
     elif kind is int:
         st.number_input(
             label,
             min_value=_bound(param.minimum, int),
             max_value=_bound(param.maximum, int),
             step=1,
+            persist_state=PERSIST,
             key=key,
             help=help_text,
         )
     elif kind is float and param.minimum is not None and param.maximum is not None:
         lo, hi = float(param.minimum), float(param.maximum)
-        st.slider(label, min_value=lo, max_value=hi, step=(hi - lo) / 100, key=key, help=help_text)
+        st.slider(
+            label,
+            min_value=lo,
+            max_value=hi,
+            step=(hi - lo) / 100,
+            persist_state=PERSIST,
+            key=key,
+            help=help_text,
+        )
     elif kind is float:
         st.number_input(
             label,
             min_value=_bound(param.minimum, float),
             max_value=_bound(param.maximum, float),
             step=0.05,
+            persist_state=PERSIST,
             key=key,
             help=help_text,
         )
     elif kind is str and param.choices:
-        st.selectbox(label, list(param.choices), key=key, help=help_text)
+        st.selectbox(label, list(param.choices), persist_state=PERSIST, key=key, help=help_text)
     elif kind is list:
         st.text_input(
             f"{label} (JSON list)",
+            persist_state=PERSIST,
             key=key,
             help=f'{help_text} Write a JSON list of strings, e.g. ["\\n\\n", " "].',
         )
     else:
-        st.text_input(label, key=key, help=help_text)
+        st.text_input(label, persist_state=PERSIST, key=key, help=help_text)
 
 
 def read_params(spec: Strategy, prefix: str = "") -> dict[str, Any]:
@@ -296,6 +313,7 @@ def config_controls(prefix: str = "", default: str | None = None) -> Config | st
     name = st.selectbox(
         "Strategy",
         names,
+        persist_state=PERSIST,
         key=key,
         format_func=lambda n: registry[n].label,
         help="How the document is cut. Each strategy's parameters appear below.",
@@ -449,29 +467,6 @@ def write_url(source: Source | None, config: Config | None) -> None:
 
 
 # ------------------------------------------------------------------ page helpers
-
-
-def _sidebar_keys() -> set[str]:
-    """Keys of the sidebar widgets whose values can be set from code (not the uploader)."""
-    keys = {SOURCE_KEY, SAMPLE_KEY, PASTE_KEY, STRATEGY_KEY}
-    for name, spec in strategies().items():
-        keys.update(param_key(name, p.name) for p in spec.params)
-    return keys
-
-
-def keep_widget_state() -> None:
-    """Keep widgets' values through page changes.
-
-    Streamlit forgets a widget's value when a run does not draw it, and on a page change
-    it also drops every widget the browser did not report: a page link clicked while a
-    run is still drawing the sidebar used to reset some sidebar widgets to their
-    defaults (and could leave an invalid mix such as overlap >= size). Writing each
-    value back as plain session state at the start of every run keeps it either way.
-    """
-    sidebar = _sidebar_keys()
-    for key in list(st.session_state.keys()):
-        if isinstance(key, str) and (key.startswith(KEPT_PREFIXES) or key in sidebar):
-            st.session_state[key] = st.session_state[key]
 
 
 def clamp_state(key: str, lo: int, hi: int) -> None:

@@ -30,7 +30,16 @@ st.caption(
 )
 
 st.session_state.setdefault(COUNT_KEY, 2)
-count = int(st.number_input("Configurations", min_value=2, max_value=4, step=1, key=COUNT_KEY))
+count = int(
+    st.number_input(
+        "Configurations",
+        min_value=2,
+        max_value=4,
+        step=1,
+        persist_state=common.PERSIST,
+        key=COUNT_KEY,
+    )
+)
 
 # --- configurations ------------------------------------------------------------------
 others = [name for name in strategies() if name != first.strategy]
@@ -117,6 +126,7 @@ k = int(
         min_value=0,
         max_value=500,
         step=5,
+        persist_state=common.PERSIST,
         key=K_KEY,
         help="Two boundaries agree when they are at most k characters apart. The score is "
         "the share of both configurations' boundaries that have a partner in the other.",
@@ -141,6 +151,7 @@ size = int(
     controls[0].selectbox(
         "Window (characters)",
         WINDOW_SIZES,
+        persist_state=common.PERSIST,
         key=WINDOW_SIZE_KEY,
         format_func=lambda n: f"{n:,}",
     )
@@ -154,6 +165,7 @@ start = (
             min_value=0,
             max_value=last_start,
             step=max(1, size // 10),
+            persist_state=common.PERSIST,
             key=WINDOW_START_KEY,
             help="All panels show the same stretch of the document.",
         )

@@ -39,10 +39,9 @@ from chunking.evaluation.advice import report
 from chunking.evaluation.figures import metrics_vs_size, question_scores
 from chunking.evaluation.highlight import EVIDENCE_CSS, LEGEND_HTML, evidence_html
 from chunking.evaluation.sweep import Digest, Grid, config_label, digest, parse_values, sweep
+from pages import common
 
-#: Prefix of this page's widget keys. File uploaders use ``eval_upload.`` instead: their
-#: values cannot be written back to session state, so they must not share the prefix
-#: that the app keeps across page visits.
+#: Prefix of this page's widget keys (file uploaders use ``eval_upload.``).
 P = "eval."
 SHARED_TEXT_KEY = "document_text"
 APP_SOURCE_KEY = "_ce_source"
@@ -131,6 +130,7 @@ def bundled_questions() -> QuestionSet | None:
         "Corpora",
         CHROMA_CORPORA,
         default=DEFAULT_CORPORA,
+        persist_state=common.PERSIST,
         key=f"{P}corpora",
         help="finance and pubmed are large (500k-740k characters): embedding them takes minutes.",
     )
@@ -187,26 +187,55 @@ def grid_controls() -> tuple[Grid, Settings, str] | None:
     with st.form(f"{P}form"):
         cols = st.columns([3, 2, 2, 2])
         chosen = cols[0].multiselect(
-            "Strategies", names, default=["recursive", "token"], key=f"{P}strategies"
+            "Strategies",
+            names,
+            default=["recursive", "token"],
+            persist_state=common.PERSIST,
+            key=f"{P}strategies",
         )
-        sizes = cols[1].text_input("Sizes", "200, 400", key=f"{P}sizes", help="Comma-separated.")
+        sizes = cols[1].text_input(
+            "Sizes",
+            "200, 400",
+            persist_state=common.PERSIST,
+            key=f"{P}sizes",
+            help="Comma-separated.",
+        )
         overlaps = cols[2].text_input(
-            "Overlaps", "0", key=f"{P}overlaps", help="Absolute, or 0<x<1 for a share of the size."
+            "Overlaps",
+            "0",
+            persist_state=common.PERSIST,
+            key=f"{P}overlaps",
+            help="Absolute, or 0<x<1 for a share of the size.",
         )
         units = cols[3].multiselect(
-            "Units", ["tokens", "chars", "words"], default=["tokens"], key=f"{P}units"
+            "Units",
+            ["tokens", "chars", "words"],
+            default=["tokens"],
+            persist_state=common.PERSIST,
+            key=f"{P}units",
         )
         cols = st.columns([3, 2, 2, 2])
         model = cols[0].selectbox(
-            "Embedding model", list(MODELS), format_func=MODELS.get, key=f"{P}model"
+            "Embedding model",
+            list(MODELS),
+            format_func=MODELS.get,
+            persist_state=common.PERSIST,
+            key=f"{P}model",
         )
-        top_k = cols[1].number_input("Top k", 1, 50, 5, key=f"{P}top_k")
+        top_k = cols[1].number_input(
+            "Top k", 1, 50, 5, persist_state=common.PERSIST, key=f"{P}top_k"
+        )
         thresholds = cols[2].text_input(
-            "Thresholds", "", key=f"{P}thresholds", help="semantic only; empty = its default."
+            "Thresholds",
+            "",
+            persist_state=common.PERSIST,
+            key=f"{P}thresholds",
+            help="semantic only; empty = its default.",
         )
         langchain = st.toggle(
             "Recursive with the report's LangChain settings",
             True,
+            persist_state=common.PERSIST,
             key=f"{P}langchain",
             help="Separators [\\n\\n, \\n, ., ?, !, space, ''] with keep_separator='start', "
             "as in the Chroma report.",
@@ -214,6 +243,7 @@ def grid_controls() -> tuple[Grid, Settings, str] | None:
         compat = st.toggle(
             "Score spans as the report's code did",
             False,
+            persist_state=common.PERSIST,
             key=f"{P}compat",
             help="Count chunks that only touch a gold span, and locate chunks by their text "
             "(first occurrence). Needed to reproduce the published precision Ω exactly.",
@@ -350,7 +380,11 @@ def advice_view(result: Digest) -> None:
     retrieved = result.table["recall_mean"].notna().any()
     options = list(METRICS) if retrieved else ["precision_omega"]
     metric = st.selectbox(
-        "Best configuration for", options, format_func=METRIC_LABELS.get, key=f"{P}metric"
+        "Best configuration for",
+        options,
+        format_func=METRIC_LABELS.get,
+        persist_state=common.PERSIST,
+        key=f"{P}metric",
     )
     st.markdown(report(result.table, metric).markdown())
 
@@ -361,6 +395,7 @@ def question_view(result: Digest, qs: QuestionSet) -> None:
         "Configuration",
         range(len(labels)),
         format_func=labels.__getitem__,
+        persist_state=common.PERSIST,
         key=f"{P}inspect_config",
     )
     snap = result.snapshots[min(chosen, len(labels) - 1)]
@@ -369,6 +404,7 @@ def question_view(result: Digest, qs: QuestionSet) -> None:
         "Question",
         range(len(qs.questions)),
         format_func=lambda i: f"[{qs.questions[i].corpus_id}] {qs.questions[i].text}",
+        persist_state=common.PERSIST,
         key=f"{P}question",
     )
     index = min(index, len(qs.questions) - 1)
@@ -405,7 +441,9 @@ def hit_table(
 
 
 def evaluation_section() -> None:
-    origin = st.radio("Questions", [BUNDLED, OWN], horizontal=True, key=f"{P}origin")
+    origin = st.radio(
+        "Questions", [BUNDLED, OWN], horizontal=True, persist_state=common.PERSIST, key=f"{P}origin"
+    )
     qs = bundled_questions() if origin == BUNDLED else own_questions()
     if qs is None:
         return
@@ -465,10 +503,17 @@ def playground_section() -> None:
     name, text = document
     chosen = playground_config()
     model = st.selectbox(
-        "Embedding model", list(MODELS), format_func=MODELS.get, key=f"{P}pg_model"
+        "Embedding model",
+        list(MODELS),
+        format_func=MODELS.get,
+        persist_state=common.PERSIST,
+        key=f"{P}pg_model",
     )
     query = st.text_input(
-        "Query", key=f"{P}pg_query", placeholder="Ask something the document answers"
+        "Query",
+        persist_state=common.PERSIST,
+        key=f"{P}pg_query",
+        placeholder="Ask something the document answers",
     )
     if chosen is None or not query.strip():
         return

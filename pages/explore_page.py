@@ -80,6 +80,7 @@ number = nav.number_input(
     min_value=1,
     max_value=len(pages),
     step=1,
+    persist_state=common.PERSIST,
     key=PAGE_KEY,
     help="Large documents are drawn a page at a time so the browser stays responsive.",
 )
@@ -113,6 +114,7 @@ with detail_col:
             min_value=0,
             max_value=len(chunks) - 1,
             step=1,
+            persist_state=common.PERSIST,
             key=CHUNK_KEY,
             on_change=_on_chunk_input,
         )

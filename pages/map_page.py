@@ -58,7 +58,6 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 LETTERS = "ABCD"
 MAX_SHOWN = 12
 CONTEXT_CHARS = 300
-KEEP = "session"
 #: Configurations that can always be mapped next to the sidebar's (name: strategy, params).
 PRESETS: Mapping[str, tuple[str, Mapping[str, object]]] = {
     "Fixed · 500 chars · overlap 50": ("fixed", {"size": 500, "overlap": 50}),
@@ -332,14 +331,14 @@ def data_controls(options: Sequence[str]) -> tuple[list[str], str]:
         list(options),
         key=WITH_KEY,
         max_selections=3,
-        persist_state=KEEP,
+        persist_state=common.PERSIST,
         help="The Compare page's configurations and a few presets. All are projected "
         "together: one UMAP fitted on every configuration's chunk embeddings.",
     )
     model = right.text_input(
         "Model",
         key=MODEL_KEY,
-        persist_state=KEEP,
+        persist_state=common.PERSIST,
         help=f"{DEFAULT_MODEL} (bundled, offline), a local sentence-transformers model "
         "directory, or 'hash' (a fast fake).",
     )
@@ -349,14 +348,14 @@ def data_controls(options: Sequence[str]) -> tuple[list[str], str]:
 def view_controls() -> tuple[int, str, int, float]:
     """Dimensions, colour and UMAP's parameters: what only changes the picture."""
     top = st.columns([1, 3])
-    dims = top[0].radio("Dimensions", ("2D", "3D"), key=DIMS_KEY, persist_state=KEEP)
+    dims = top[0].radio("Dimensions", ("2D", "3D"), key=DIMS_KEY, persist_state=common.PERSIST)
     colour = top[1].radio(
         "Colour by",
         COLOUR_MODES,
         key=COLOUR_KEY,
         format_func=COLOUR_LABELS.get,
         horizontal=True,
-        persist_state=KEEP,
+        persist_state=common.PERSIST,
     )
     with st.expander("UMAP settings"):
         cols = st.columns(2)
@@ -365,7 +364,7 @@ def view_controls() -> tuple[int, str, int, float]:
             2,
             50,
             key=NEIGHBORS_KEY,
-            persist_state=KEEP,
+            persist_state=common.PERSIST,
             help="How many neighbours shape each point's place: small values keep local "
             "detail, large ones the overall layout.",
         )
@@ -375,7 +374,7 @@ def view_controls() -> tuple[int, str, int, float]:
             0.99,
             step=0.01,
             key=MIN_DIST_KEY,
-            persist_state=KEEP,
+            persist_state=common.PERSIST,
             help="How tightly UMAP packs similar points together.",
         )
         st.caption(f"UMAP uses cosine distance and a fixed seed ({RANDOM_STATE}).")

@@ -68,7 +68,6 @@ THRESHOLD_LABELS: Mapping[str, str] = {
     "gradient": "Percentile of the distances' gradient",
     "count": "Number of chunks",
 }
-KEEP = "session"
 
 
 def threshold_key(method: str) -> str:
@@ -245,7 +244,7 @@ def threshold_control(method: str, sentences: int) -> float | None:
             top,
             step=1,
             key=key,
-            persist_state=KEEP,
+            persist_state=common.PERSIST,
             help="Cut at the count - 1 largest distances.",
         )
         return float(value)
@@ -258,7 +257,7 @@ def threshold_control(method: str, sentences: int) -> float | None:
         hi,
         step=step,
         key=key,
-        persist_state=KEEP,
+        persist_state=common.PERSIST,
         help=f"The default is {DEFAULT_THRESHOLDS[method]:g}. The dashed line on the curve "
         "moves with it; nothing is embedded again.",
     )
@@ -274,14 +273,14 @@ def window_controls() -> tuple[int, str]:
         max_value=10,
         step=1,
         key=BUFFER_KEY,
-        persist_state=KEEP,
+        persist_state=common.PERSIST,
         help="Each sentence is embedded with this many neighbours on each side "
         "(1: windows of 3 sentences). Changing it embeds again, once.",
     )
     model = right.text_input(
         "Model",
         key=MODEL_KEY,
-        persist_state=KEEP,
+        persist_state=common.PERSIST,
         help=f"{DEFAULT_MODEL} (bundled, offline), the path of a local "
         "sentence-transformers model, or 'hash' (a fast fake for trying the page).",
     )
@@ -291,14 +290,14 @@ def window_controls() -> tuple[int, str]:
 def size_controls() -> tuple[str, int, int]:
     """Unit and size bounds: applied after the method's cut."""
     cols = st.columns(3)
-    unit = cols[0].selectbox("Unit", UNITS, key=UNIT_KEY, persist_state=KEEP)
+    unit = cols[0].selectbox("Unit", UNITS, key=UNIT_KEY, persist_state=common.PERSIST)
     max_size = cols[1].number_input(
         "Max size",
         min_value=1,
         max_value=1_000_000,
         step=16,
         key=MAX_KEY,
-        persist_state=KEEP,
+        persist_state=common.PERSIST,
         help="Larger chunks are cut again at their weakest similarity.",
     )
     min_size = cols[2].number_input(
@@ -307,7 +306,7 @@ def size_controls() -> tuple[str, int, int]:
         max_value=1_000_000,
         step=8,
         key=MIN_KEY,
-        persist_state=KEEP,
+        persist_state=common.PERSIST,
         help="Smaller chunks are merged into their more similar neighbour (0: off).",
     )
     return unit, int(max_size), int(min_size)
@@ -482,7 +481,7 @@ def explore(loaded: Loaded) -> None:
     """
     top = st.columns([1, 3])
     with top[0]:
-        method = st.selectbox("Method", METHODS, key=METHOD_KEY, persist_state=KEEP)
+        method = st.selectbox("Method", METHODS, key=METHOD_KEY, persist_state=common.PERSIST)
     with top[1]:
         threshold = threshold_control(method, len(loaded.analysis.sentences))
     with st.expander("Size bounds"):
