@@ -1,10 +1,10 @@
 """Evaluate: how well do chunks answer questions? Gold-span retrieval scores, sweeps,
 advice, and a query playground for documents without gold data.
 
-Self-contained page script (the app adds it to ``st.navigation``). The document text
-shared with the rest of the app is read from ``st.session_state["document_text"]``, or
-from the sidebar's document object (``_ce_source``); without either, the page asks for
-an upload. Every piece of document text shown as HTML is escaped first
+The document text shared with the rest of the app is read from
+``st.session_state["document_text"]``, or from the sidebar's document
+(:func:`pages.common.current_source`); without either, the page asks for an upload.
+Every piece of document text shown as HTML is escaped first
 (:mod:`chunking.evaluation.highlight`).
 """
 
@@ -44,7 +44,6 @@ from pages import common
 #: Prefix of this page's widget keys (file uploaders use ``eval_upload.``).
 P = "eval."
 SHARED_TEXT_KEY = "document_text"
-APP_SOURCE_KEY = "_ce_source"
 OWN_ID = "document"
 CHROMA_CORPORA = ("state_of_the_union", "chatlogs", "wikitexts", "pubmed", "finance")
 DEFAULT_CORPORA = ["state_of_the_union", "chatlogs"]
@@ -64,10 +63,9 @@ def shared_document() -> tuple[str, str] | None:
     text = st.session_state.get(SHARED_TEXT_KEY)
     if isinstance(text, str) and text.strip():
         return "the app's document", text
-    document = getattr(st.session_state.get(APP_SOURCE_KEY), "document", None)
-    text = getattr(document, "text", None)
-    if isinstance(text, str) and text.strip():
-        return str(getattr(document, "name", "the app's document")), text
+    source = common.current_source()
+    if source is not None and source.document.text.strip():
+        return source.document.name, source.document.text
     return None
 
 
