@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from chunking import maps
+from chunking.embedding import projection as maps
 from pages import common
 
 st.set_page_config(

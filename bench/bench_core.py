@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import chunking
-from chunking.splitters.recursive import LANGCHAIN_SEPARATORS
+from chunking.engine.recursive import LANGCHAIN_SEPARATORS
 from chunking.units import get_encoding, get_sizer
 
 # LangChain's defaults, so that every library cuts at the same separators.

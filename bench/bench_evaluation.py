@@ -69,7 +69,7 @@ def main() -> None:
     parser.add_argument("--skip-sweep", action="store_true")
     args = parser.parse_args()
 
-    from chunking.embeddings import get_embedder
+    from chunking.embedding.models import get_embedder
 
     print(f"CPUs: {os.cpu_count()}, load average: {os.getloadavg()[0]:.1f}")
     t0 = time.perf_counter()

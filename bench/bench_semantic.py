@@ -29,8 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
-from chunking.embeddings import DEFAULT_BATCH_SIZE, Embedder, clear_cache, get_embedder
-from chunking.semantic import analyze
+from chunking.embedding.cache import clear_cache
+from chunking.embedding.models import DEFAULT_BATCH_SIZE, Embedder, get_embedder
+from chunking.splitters.semantic.analysis import analyze
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPORA = ROOT.parent / "shared" / "datasets" / "chroma-eval" / "corpora"

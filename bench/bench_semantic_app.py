@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import chunking  # noqa: E402
-from chunking.segment import sentence_spans  # noqa: E402
+from chunking.engine.spans import sentence_spans  # noqa: E402
 from tests.e2e.harness import CHROMIUM, CHROMIUM_ARGS, app_server, wait_until_idle  # noqa: E402
 
 CORPORA = ROOT.parent / "shared" / "datasets" / "chroma-eval" / "corpora"
@@ -236,7 +236,7 @@ def embedding_map(page: Any, model: str, size: int, chunks: int) -> dict[str, An
 
 def _warm_up_seconds(cache_dir: Path) -> float:
     code = (
-        "import time; from chunking import maps; t = time.perf_counter(); "
+        "import time; from chunking.embedding import projection as maps; t = time.perf_counter(); "
         "maps.wait_until_warm(); s = maps.warm_status(); "
         "print(time.perf_counter() - t if s['state'] == 'ready' else -1)"
     )

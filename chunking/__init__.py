@@ -6,9 +6,10 @@
 [(0, 16), (18, 29)]
 """
 
+from .config import Config, get_strategy, register, strategies
 from .core import build_chunks, check_text, chunk, run
-from .model import UNSPLITTABLE, Chunk
-from .registry import Config, Param, Piece, Strategy, get_strategy, strategies
+from .model import UNSPLITTABLE, Chunk, Piece
+from .params import Param, Strategy
 from .units import UNITS, get_sizer
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "chunk",
     "get_sizer",
     "get_strategy",
+    "register",
     "run",
     "strategies",
 ]

@@ -27,13 +27,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TextIO
 
+from .config import Config, get_strategy, strategies
 from .core import run
 from .evaluation.cli import add_evaluate_parser
 from .io import MAX_BYTES_DEFAULT, Document, read_path
 from .model import Chunk
+from .params import Param, Strategy
 from .recommend import overlap_for, recommend
-from .registry import Config, Param, Strategy, get_strategy, strategies
-from .stats import describe
+from .report import describe
 
 PROG = "chunk-explorer"
 AUTO = "auto"

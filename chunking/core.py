@@ -1,13 +1,11 @@
-"""Turning a strategy's pieces into chunks: the one place where offsets, sizes and the
-size limit are checked for every strategy."""
+"""The entry points: :func:`chunk` and :func:`run` cut a document with one strategy."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
-from .model import Chunk
-from .registry import Config, Piece
+from .config import Config
+from .model import Chunk, build_chunks
 from .units import get_sizer
 
 
@@ -40,16 +38,3 @@ def run(text: str, config: Config) -> list[Chunk]:
     sizer = get_sizer(config.unit)
     pieces = config.spec.split(text, config.params, sizer)
     return build_chunks(text, pieces, sizer)
-
-
-def build_chunks(text: str, pieces: Iterable[Piece], sizer) -> list[Chunk]:
-    """Number the pieces, cut their text and measure them. Empty pieces are dropped."""
-    chunks: list[Chunk] = []
-    for start, end, metadata, size in pieces:
-        if end <= start:
-            continue
-        piece_text = text[start:end]
-        if size is None:
-            size = sizer.size(piece_text)
-        chunks.append(Chunk(len(chunks), start, end, piece_text, size, metadata))
-    return chunks

@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from .units import Sizer
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+class Piece(NamedTuple):
+    """A span a strategy proposes; :func:`build_chunks` turns pieces into chunks."""
+
+    start: int
+    end: int
+    metadata: Mapping[str, Any] = _EMPTY
+    #: The piece's size when the strategy has already measured it (saves a re-count).
+    size: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,3 +74,17 @@ class Chunk:
 #: Flag for a chunk that is over the size limit because it cannot be split further
 #: (for example a single character worth more tokens than the limit).
 UNSPLITTABLE = "over limit: unsplittable"
+
+
+def build_chunks(text: str, pieces: Iterable[Piece], sizer: Sizer) -> list[Chunk]:
+    """Number the pieces, cut their text and measure them: the one place where every
+    strategy's pieces become chunks. Empty pieces are dropped."""
+    chunks: list[Chunk] = []
+    for start, end, metadata, size in pieces:
+        if end <= start:
+            continue
+        piece_text = text[start:end]
+        if size is None:
+            size = sizer.size(piece_text)
+        chunks.append(Chunk(len(chunks), start, end, piece_text, size, metadata))
+    return chunks

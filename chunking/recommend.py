@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
-from .registry import Config, Param, Strategy, overlap_below_size, strategies
+from .config import Config, strategies
+from .params import Param, Strategy, overlap_below_size
 
 #: Only this many characters are examined, so that huge files are profiled quickly.
 SAMPLE_CHARS = 1_000_000

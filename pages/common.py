@@ -24,6 +24,7 @@ import pandas as pd
 import streamlit as st
 
 from chunking import Chunk, Config, Param, Strategy, run, strategies
+from chunking.engine.spans import sentence_spans
 from chunking.io import (
     MAX_BYTES_DEFAULT,
     SUPPORTED_EXTENSIONS,
@@ -33,9 +34,7 @@ from chunking.io import (
     read_path,
 )
 from chunking.recommend import Recommendation, recommend
-from chunking.render import BOUNDARY_CSS
-from chunking.segment import sentence_spans
-from chunking.stats import (
+from chunking.report import (
     ChunkWarning,
     SizeSummary,
     all_sizes,
@@ -46,6 +45,7 @@ from chunking.stats import (
     truncated_chunks,
     wordpiece_starts,
 )
+from chunking.viz.render import BOUNDARY_CSS
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_DIR = ROOT / "sample_docs"

@@ -6,9 +6,9 @@ import pandas as pd
 import streamlit as st
 
 from chunking import Config, strategies
-from chunking.figures import agreement_heatmap, boundary_strip, overlaid_histograms
-from chunking.render import render_window
-from chunking.stats import agreement_matrix
+from chunking.report import agreement_matrix
+from chunking.viz.figures import agreement_heatmap, boundary_strip, overlaid_histograms
+from chunking.viz.render import render_window
 from pages import common
 
 COUNT_KEY = "cmp.count"

@@ -5,7 +5,7 @@ The document text shared with the rest of the app is read from
 ``st.session_state["document_text"]``, or from the sidebar's document
 (:func:`pages.common.current_source`); without either, the page asks for an upload.
 Every piece of document text shown as HTML is escaped first
-(:mod:`chunking.evaluation.highlight`).
+(:mod:`chunking.viz.evidence`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pandas as pd
 import streamlit as st
 
 from chunking import Chunk, Config, run, strategies
-from chunking.embeddings import EmbeddingError, get_embedder
+from chunking.embedding.models import EmbeddingError, get_embedder
 from chunking.evaluation import (
     METRIC_LABELS,
     METRICS,
@@ -36,9 +36,9 @@ from chunking.evaluation import (
     questions_from_bytes,
 )
 from chunking.evaluation.advice import report
-from chunking.evaluation.figures import metrics_vs_size, question_scores
-from chunking.evaluation.highlight import EVIDENCE_CSS, LEGEND_HTML, evidence_html
 from chunking.evaluation.sweep import Digest, Grid, config_label, digest, parse_values, sweep
+from chunking.viz.evaluation import metrics_vs_size, question_scores
+from chunking.viz.evidence import EVIDENCE_CSS, LEGEND_HTML, evidence_html
 from pages import common
 
 #: Prefix of this page's widget keys (file uploaders use ``eval_upload.``).

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from chunking.figures import size_histogram
-from chunking.render import LEGEND_HTML, page_of_chunk, paginate, render_page, render_window
+from chunking.viz.figures import size_histogram
+from chunking.viz.render import LEGEND_HTML, page_of_chunk, paginate, render_page, render_window
 from pages import common
 
 PAGE_KEY = "explore.page"

@@ -18,10 +18,9 @@ import numpy as np
 import streamlit as st
 
 from chunking import Chunk, Config, strategies
-from chunking.embeddings import ChunkEmbeddings, Embedder, EmbeddingError, embed_chunks
-from chunking.embeddings import get_embedder as load_model
-from chunking.figures import PALETTE
-from chunking.maps import (
+from chunking.embedding.models import ChunkEmbeddings, Embedder, EmbeddingError, embed_chunks
+from chunking.embedding.models import get_embedder as load_model
+from chunking.embedding.projection import (
     DEFAULT_MIN_DIST,
     DEFAULT_NEIGHBORS,
     RANDOM_STATE,
@@ -31,8 +30,9 @@ from chunking.maps import (
     project,
     warm_up,
 )
-from chunking.render import render_window
-from chunking.semantic_figures import (
+from chunking.viz.figures import PALETTE
+from chunking.viz.render import render_window
+from chunking.viz.semantic import (
     COLOUR_MODES,
     MapPoints,
     document_positions,

@@ -20,20 +20,22 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from chunking import Config, strategies
-from chunking.embeddings import Embedder, EmbeddingError, get_embedder
-from chunking.render import LEGEND_HTML, paginate, render_page
-from chunking.segment import sentence_spans
-from chunking.semantic import (
-    DEFAULT_THRESHOLDS,
-    METHOD_DEFAULT,
-    METHODS,
+from chunking.embedding.models import Embedder, EmbeddingError, get_embedder
+from chunking.engine.spans import sentence_spans
+from chunking.splitters.semantic.analysis import (
     SemanticAnalysis,
     SemanticResult,
     analyze,
-    default_count,
     window_texts,
 )
-from chunking.semantic_figures import distance_curve, distance_histogram
+from chunking.splitters.semantic.methods import (
+    DEFAULT_THRESHOLDS,
+    METHOD_DEFAULT,
+    METHODS,
+    default_count,
+)
+from chunking.viz.render import LEGEND_HTML, paginate, render_page
+from chunking.viz.semantic import distance_curve, distance_histogram
 from pages import common
 
 P = "sem."

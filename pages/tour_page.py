@@ -16,7 +16,7 @@ from typing import Any
 import streamlit as st
 
 from chunking import Config, strategies
-from chunking.maps import warm_up
+from chunking.embedding.projection import warm_up
 from pages import common
 
 PAGES = Path(__file__).resolve().parent

@@ -20,7 +20,7 @@ from streamlit.testing.v1 import AppTest
 import chunking
 from chunking.io import read_path
 from chunking.recommend import recommend
-from chunking.stats import agreement, boundaries, describe
+from chunking.report import agreement, boundaries, describe
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # the app's helpers live in pages/, next to app.py

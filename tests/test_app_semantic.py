@@ -19,10 +19,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import chunking
-import chunking.semantic as sem
-from chunking.embeddings import get_embedder
+import chunking.splitters.semantic.analysis as sem
+from chunking.embedding.models import get_embedder
+from chunking.engine.spans import sentence_spans
 from chunking.io import read_path
-from chunking.segment import sentence_spans
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:

@@ -13,8 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import chunking.embeddings as emb
-from chunking.embeddings import (
+import chunking.embedding.cache as emb_cache
+import chunking.embedding.models as emb
+from chunking.embedding.models import (
     DEFAULT_MODEL,
     EmbeddingError,
     HashEmbedder,
@@ -164,7 +165,7 @@ def test_disk_cache_round_trip_without_pickle(tmp_path: Path) -> None:
     assert len(files) == 2
     for path in files:
         assert np.load(path, allow_pickle=False).shape == (16,)
-    emb.clear_cache()
+    emb_cache.clear_cache()
     calls = embedder.calls
     again = embedder.embed(texts, disk_cache=True, cache_dir=tmp_path)
     assert embedder.calls == calls  # read back from disk, not embedded
@@ -177,7 +178,7 @@ def test_damaged_disk_cache_files_are_replaced(tmp_path: Path) -> None:
     embedder.embed(texts, disk_cache=True, cache_dir=tmp_path)
     (path,) = tmp_path.rglob("*.npy")
     path.write_bytes(b"not an npy file")
-    emb.clear_cache()
+    emb_cache.clear_cache()
     calls = embedder.calls
     embedder.embed(texts, disk_cache=True, cache_dir=tmp_path)
     assert embedder.calls == calls + 1
@@ -188,7 +189,7 @@ def test_disk_cache_is_off_by_default(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     HashEmbedder(dimension=16).embed(fresh("not written"))
     assert not list(tmp_path.rglob("*.npy"))
-    assert emb.default_cache_dir() == tmp_path / "chunk-explorer" / "embeddings"
+    assert emb_cache.default_cache_dir() == tmp_path / "chunk-explorer" / "embeddings"
 
 
 def test_batch_size_must_be_positive() -> None:
@@ -261,7 +262,7 @@ def run_python(code: str, env: dict[str, str] | None = None) -> subprocess.Compl
 
 def test_importing_chunking_does_not_import_torch() -> None:
     result = run_python(
-        "import sys, chunking, chunking.embeddings, chunking.semantic\n"
+        "import sys, chunking, chunking.embedding.models, chunking.splitters.semantic.analysis\n"
         "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers') "
         "if m in sys.modules))"
     )
@@ -278,7 +279,7 @@ def refuse(*args, **kwargs):
 socket.socket.connect = refuse
 socket.socket.connect_ex = refuse
 socket.create_connection = refuse
-from chunking.embeddings import get_embedder
+from chunking.embedding.models import get_embedder
 embedder = get_embedder()
 vectors = embedder.embed(["Nothing here needs the network."])
 print(vectors.shape, len(attempts))

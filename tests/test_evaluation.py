@@ -16,7 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chunking import Config, chunk
-from chunking.embeddings import clear_cache, get_embedder
+from chunking.embedding.cache import clear_cache
+from chunking.embedding.models import get_embedder
 from chunking.evaluation import (
     QuestionFileError,
     Settings,
@@ -33,11 +34,11 @@ from chunking.evaluation import (
 )
 from chunking.evaluation.advice import advise, best_row, report
 from chunking.evaluation.cli import evaluate_main
-from chunking.evaluation.figures import metrics_vs_size, question_scores
-from chunking.evaluation.highlight import evidence_html
 from chunking.evaluation.questions import Question, Reference, renumber
 from chunking.evaluation.sweep import Grid, digest, parse_values, results_table, sweep
 from chunking.units import get_sizer
+from chunking.viz.evaluation import metrics_vs_size, question_scores
+from chunking.viz.evidence import evidence_html
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -707,7 +708,6 @@ def test_playground_highlights_the_top_chunks_of_the_shared_document():
 
 
 def test_thresholds_apply_to_semantic_only():
-    import chunking.semantic  # noqa: F401  (registers "semantic" until the splitters do)
 
     grid = Grid.from_dict(
         {

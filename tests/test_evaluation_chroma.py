@@ -29,7 +29,7 @@ import pandas as pd
 import pytest
 
 from chunking import Config
-from chunking.embeddings import get_embedder
+from chunking.embedding.models import get_embedder
 from chunking.evaluation import REPORT_RECURSIVE, Settings, evaluate, load_chroma_eval
 from chunking.evaluation.core import chunk_documents, chunk_spans
 from chunking.evaluation.sweep import sweep

@@ -1,4 +1,4 @@
-"""Tests for chunking.figures: every figure is a pure function of plain numbers."""
+"""Tests for chunking.viz.figures: every figure is a pure function of plain numbers."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import plotly.graph_objects as go
 import pytest
 
 import chunking
-from chunking.figures import (
+from chunking.report import agreement_matrix, boundaries
+from chunking.viz.figures import (
     agreement_heatmap,
     boundary_strip,
     overlaid_histograms,
     size_histogram,
 )
-from chunking.stats import agreement_matrix, boundaries
 
 
 def _vlines(fig: go.Figure) -> list[float]:
@@ -99,7 +99,7 @@ def test_agreement_heatmap_shows_the_matrix_as_percentages() -> None:
     assert "5 characters" in fig.layout.title.text
 
 
-@pytest.mark.parametrize("module", ["chunking", "chunking.stats", "chunking.render"])
+@pytest.mark.parametrize("module", ["chunking", "chunking.report", "chunking.viz.render"])
 def test_core_modules_do_not_import_plotly_or_streamlit(module: str) -> None:
     code = (
         f"import sys, {module}; "

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chunking import maps
+from chunking.embedding import projection as maps
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -192,7 +192,8 @@ def test_numba_cache_dir_follows_xdg_cache_home(monkeypatch: pytest.MonkeyPatch)
 
 def _child(env: dict[str, str]) -> dict:
     code = (
-        "import json, os; from chunking import maps; d = maps.configure_numba_cache(); "
+        "import json, os; from chunking.embedding import projection as maps; "
+        "d = maps.configure_numba_cache(); "
         "import numba.core.config as c; "
         "print(json.dumps({'dir': d, 'env': os.environ['NUMBA_CACHE_DIR'], 'numba': c.CACHE_DIR}))"
     )

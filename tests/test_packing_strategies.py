@@ -11,14 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import chunking.splitters.conversation
-import chunking.splitters.hierarchy
-import chunking.splitters.sentences  # noqa: F401  (registers the strategies)
 from chunking import Chunk, Config, chunk, run
-from chunking.segment import paragraph_spans, sentence_spans
+from chunking.engine.packing import pack_spans
+from chunking.engine.spans import paragraph_spans, sentence_spans
 from chunking.splitters.conversation import NO_CHAT_NOTE, detect_messages
 from chunking.splitters.hierarchy import parse_child_sizes
-from chunking.splitters.packing import pack_spans
 from chunking.units import get_sizer
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_docs"

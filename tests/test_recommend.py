@@ -9,9 +9,10 @@ import pytest
 
 import chunking
 from chunking import Config
+from chunking.config import _REGISTRY
 from chunking.io import read_path
+from chunking.params import Param, Strategy, size_param
 from chunking.recommend import LEGAL_SEPARATORS, SAMPLE_CHARS, Recommendation, recommend
-from chunking.registry import _REGISTRY, Param, Strategy, size_param
 from tests.conftest import SAMPLE_DOCS
 
 #: The strategy each kind asks for, and its size range in tokens (the seeds' table).
@@ -235,7 +236,7 @@ def check_overlap(rec: Recommendation, spec: Strategy, limit: int) -> None:
         assert "overlap" not in rec.config.params
         return
     overlap = rec.config.params["overlap"]
-    if chunking.registry.overlap_below_size in spec.checks:  # counted in the size unit
+    if chunking.params.overlap_below_size in spec.checks:  # counted in the size unit
         assert 0.10 * limit <= overlap <= 0.20 * limit
     else:  # counted in whole messages/sentences
         assert 1 <= overlap < limit

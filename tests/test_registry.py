@@ -10,7 +10,7 @@ import pytest
 
 import chunking
 from chunking import Config, Param
-from chunking.registry import get_strategy
+from chunking.config import get_strategy
 
 STRATEGIES = list(chunking.strategies())
 KINDS = (int, float, str, bool, list)
@@ -196,7 +196,8 @@ PARAMS = [
 def test_param_has_help_and_a_valid_default(name: str, param: Param) -> None:
     assert param.kind in KINDS
     assert len(param.help.split()) >= 3, f"{name}.{param.name} needs help text"
-    assert param.coerce(param.default) == param.default
+    default = param.fresh_default()
+    assert param.coerce(default) == default
     if param.choices is not None:
         assert param.default in param.choices
     if param.minimum is not None and param.maximum is not None:
@@ -225,3 +226,14 @@ def test_import_chunking_does_not_load_heavy_libraries() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert result.stdout.strip() == "", f"imported at start-up: {result.stdout.strip()}"
+
+
+def test_changing_a_configs_list_parameter_leaves_the_declaration_alone() -> None:
+    # Regression: Config.create used to hand out the registry's own default list, so
+    # appending to one configuration's separators changed every later configuration.
+    first = Config.create("recursive")
+    declared = list(first.params["separators"])
+    first.params["separators"].append("x")
+    assert Config.create("recursive").params["separators"] == declared
+    assert chunking.get_strategy("recursive").defaults()["separators"] == declared
+    assert chunking.get_strategy("recursive").to_dict()["params"][3]["default"] == declared

@@ -1,4 +1,4 @@
-"""Tests for chunking.render: escaped HTML for the boundary view, built from exact offsets."""
+"""Tests for chunking.viz.render: escaped HTML for the boundary view, built from exact offsets."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import chunking
 from chunking import Chunk
-from chunking.render import (
+from chunking.viz.render import (
     Page,
     page_of_chunk,
     paginate,

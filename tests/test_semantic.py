@@ -13,10 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import chunking
-import chunking.semantic as sem
+import chunking.splitters.semantic.analysis as sem
+import chunking.splitters.semantic.methods as methods
 from chunking import Config
-from chunking.embeddings import Embedder, HashEmbedder, embed_chunks, get_embedder
-from chunking.segment import sentence_spans
+from chunking.embedding.models import Embedder, HashEmbedder, embed_chunks, get_embedder
+from chunking.engine.spans import sentence_spans
 from chunking.units import get_sizer
 from tests.invariants import check_invariants
 
@@ -219,7 +220,7 @@ def test_out_of_range_thresholds_are_refused(
 
 def test_auto_reports_its_choice_and_applies_that_formula(windows: sem.SemanticAnalysis) -> None:
     result = windows.chunk("auto", **UNBOUNDED)
-    assert result.method in sem.FORMULA_METHODS
+    assert result.method in methods.FORMULA_METHODS
     assert result.auto_reason
     assert result.threshold == pytest.approx(
         formula(result.method, windows.distances, result.parameter), abs=1e-12
@@ -229,15 +230,17 @@ def test_auto_reports_its_choice_and_applies_that_formula(windows: sem.SemanticA
 
 def test_auto_follows_the_shape_of_the_distribution() -> None:
     rng = np.random.default_rng(0)
-    assert sem.choose_method(rng.uniform(0, 1, 5), 6).method == "similarity"
-    assert sem.choose_method(np.full(50, 0.3) + rng.normal(0, 1e-4, 50), 51).method == "gradient"
-    tail = sem.choose_method(rng.exponential(0.1, 400), 401)
+    assert methods.choose_method(rng.uniform(0, 1, 5), 6).method == "similarity"
+    assert (
+        methods.choose_method(np.full(50, 0.3) + rng.normal(0, 1e-4, 50), 51).method == "gradient"
+    )
+    tail = methods.choose_method(rng.exponential(0.1, 400), 401)
     assert tail.method == "iqr"
     assert "skewness" in tail.reason
     two_groups = np.concatenate([rng.normal(0.1, 0.01, 100), rng.normal(0.6, 0.01, 100)])
-    assert sem.bimodality(two_groups) > 5 / 9
-    assert sem.choose_method(two_groups, 201).method == "iqr"
-    assert sem.choose_method(rng.normal(0.3, 0.05, 400), 401).method == "percentile"
+    assert methods.bimodality(two_groups) > 5 / 9
+    assert methods.choose_method(two_groups, 201).method == "iqr"
+    assert methods.choose_method(rng.normal(0.3, 0.05, 400), 401).method == "percentile"
 
 
 def test_sarle_bimodality_coefficient_matches_its_definition() -> None:
@@ -247,7 +250,7 @@ def test_sarle_bimodality_coefficient_matches_its_definition() -> None:
     g = ((d - m) ** 3).mean() / s**3
     k = ((d - m) ** 4).mean() / s**4 - 3
     expected = (g**2 + 1) / (k + 3 * (n - 1) ** 2 / ((n - 2) * (n - 3)))
-    assert sem.bimodality(d) == pytest.approx(expected)
+    assert methods.bimodality(d) == pytest.approx(expected)
 
 
 # --- re-chunking without embedding again ----------------------------------------------------
@@ -255,7 +258,7 @@ def test_sarle_bimodality_coefficient_matches_its_definition() -> None:
 
 def test_rechunking_never_calls_the_model(windows: sem.SemanticAnalysis, minilm: Embedder) -> None:
     calls = minilm.calls
-    for method in sem.METHODS:
+    for method in methods.METHODS:
         for unit, max_size, min_size in [("chars", 400, 0), ("tokens", 60, 20), ("words", 30, 5)]:
             windows.chunk(method, None, unit, max_size, min_size)
     windows.chunk("percentile", 50)
@@ -380,7 +383,7 @@ def test_strategy_is_registered_with_its_parameters() -> None:
         "min_size",
         "model",
     }
-    assert spec.param("method").choices == sem.METHODS
+    assert spec.param("method").choices == methods.METHODS
     assert spec.param("model").default == "all-MiniLM-L6-v2"
     with pytest.raises(ValueError, match="percentile from 0 to 100"):
         Config.create("semantic", method="percentile", threshold=101)
@@ -444,7 +447,7 @@ TEXTS = (
 @settings(max_examples=60, deadline=None)
 @given(
     text=TEXTS,
-    method=st.sampled_from(sem.METHODS),
+    method=st.sampled_from(methods.METHODS),
     unit=st.sampled_from(["chars", "words", "tokens"]),
     max_size=st.integers(1, 60),
     min_share=st.floats(0, 0.9),

@@ -9,8 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-import chunking.semantic as sem
-from chunking.semantic_figures import (
+import chunking.splitters.semantic.analysis as sem
+from chunking.viz.semantic import (
     COLOUR_MODES,
     MARKER_LIMIT,
     MERGED,

@@ -1,4 +1,4 @@
-"""Tests for chunking.stats: size summaries, warnings and boundary agreement."""
+"""Tests for chunking.report: size summaries, warnings and boundary agreement."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 import chunking
 from chunking import Chunk
+from chunking.engine.spans import sentence_spans
 from chunking.io import read_path
-from chunking.segment import sentence_spans
-from chunking.stats import (
+from chunking.report import (
     SPECIAL_TOKENS,
     agreement,
     agreement_matrix,

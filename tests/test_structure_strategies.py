@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import chunking
-import chunking.splitters.code  # registers "code"
-import chunking.splitters.html  # registers "html"
-import chunking.splitters.markdown  # registers "markdown"
+import chunking.splitters.code
+import chunking.splitters.html
+import chunking.splitters.markdown
 from chunking import Chunk
 from chunking.splitters import code as code_module
 from chunking.splitters.code import detect_language

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..registry import Config
+from ..config import Config
 from .core import METRIC_LABELS, METRICS
 from .sweep import config_label
 

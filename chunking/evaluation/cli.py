@@ -177,7 +177,7 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
             raise ValueError("no question is about the documents given with --corpus-id")
     embedder = None
     if args.model.strip().lower() != NO_MODEL:
-        from ..embeddings import get_embedder
+        from ..embedding.models import get_embedder
 
         embedder = get_embedder(args.model)
     make = Settings.chroma if args.chroma_compat else Settings

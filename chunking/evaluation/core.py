@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from ..config import Config
 from ..core import run
 from ..model import Chunk
-from ..registry import Config
 from ..units import get_sizer
 from .questions import Question
 from .spans import SpanArray, as_spans, precision_omega, retrieval_scores, split_references
@@ -38,7 +38,7 @@ from .spans import SpanArray, as_spans, precision_omega, retrieval_scores, split
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..embeddings import Embedder
+    from ..embedding.models import Embedder
 
 #: ``progress(fraction, message)``: fraction in [0, 1] of the work done so far.
 Progress = Callable[[float, str], None]

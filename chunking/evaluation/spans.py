@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..segment import strip_span
+from ..engine.spans import strip_span
 
 #: An ``(n, 2)`` int64 array of half-open ``[start, end)`` character ranges.
 SpanArray = np.ndarray

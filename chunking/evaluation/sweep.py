@@ -25,14 +25,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..registry import Config, Strategy, get_strategy
+from ..config import Config, get_strategy
+from ..params import Strategy
 from .core import METRICS, Evaluation, Progress, Settings, evaluate
 from .questions import Question
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..embeddings import Embedder
+    from ..embedding.models import Embedder
 
 AXES = ("strategy", "size", "overlap", "unit", "threshold")
 #: Columns of the results table, in order.

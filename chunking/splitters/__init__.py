@@ -1,7 +1,25 @@
-"""Importing this package registers every built-in strategy, in the order users see them."""
+"""The built-in strategies, one module per family, in the order users see them.
 
-# isort: skip_file
-from . import recursive, windows  # noqa: F401
-from . import markdown, html, code  # noqa: F401
-from . import sentences, conversation, hierarchy  # noqa: F401
-from .. import semantic  # noqa: F401
+Each module declares its strategies as :class:`~chunking.params.Strategy` records;
+:data:`BUILT_IN` lists them explicitly and :mod:`chunking.config` registers them. A new
+strategy is one module here and one entry in that list.
+"""
+
+from ..params import Strategy
+from . import code, conversation, hierarchy, html, markdown, recursive, sentences, windows
+from .semantic.strategy import SEMANTIC
+
+BUILT_IN: tuple[Strategy, ...] = (
+    recursive.RECURSIVE,
+    windows.FIXED,
+    windows.SLIDING,
+    windows.TOKEN,
+    markdown.MARKDOWN,
+    html.HTML,
+    code.CODE,
+    sentences.SENTENCE,
+    sentences.PARAGRAPH,
+    conversation.CONVERSATION,
+    hierarchy.HIERARCHY,
+    SEMANTIC,
+)

@@ -39,18 +39,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from ..registry import (
-    Param,
-    Piece,
-    overlap_below_size,
-    overlap_param,
-    register,
-    size_param,
-    unit_param,
-)
-from ..segment import strip_span
-from ..units import Sizer
-from .markdown import (
+from ..engine.sections import (
     BLANK_LINES,
     LINES,
     WORDS,
@@ -59,6 +48,10 @@ from .markdown import (
     group_consecutive,
     line_starts,
 )
+from ..engine.spans import strip_span
+from ..model import Piece
+from ..params import Param, Strategy, overlap_below_size, overlap_param, size_param, unit_param
+from ..units import Sizer
 
 LANGUAGES = ("auto", "python", "javascript", "typescript", "java", "go", "rust", "c", "cpp")
 
@@ -673,7 +666,11 @@ def _reason(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-@register(
+def _code(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
+    return code_pieces(text, sizer, p["size"], p["overlap"], p["language"], p["merge_small"])
+
+
+CODE = Strategy(
     "code",
     label="Code (functions/classes)",
     description="One chunk per top-level function or class (with its decorators and the "
@@ -700,6 +697,5 @@ def _reason(exc: BaseException) -> str:
         ),
     ),
     checks=(overlap_below_size,),
+    split=_code,
 )
-def _code(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
-    return code_pieces(text, sizer, p["size"], p["overlap"], p["language"], p["merge_small"])

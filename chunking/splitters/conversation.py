@@ -30,15 +30,17 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..registry import Piece, register, size_param, unit_param
-from ..segment import strip_span
-from ..units import Sizer
-from .packing import (
+from ..engine.packing import pack_spans, recursive_split
+from ..engine.spans import strip_span
+from ..model import Piece
+from ..params import (
+    Strategy,
     overlap_count_below_size,
-    pack_spans,
-    recursive_split,
     segment_overlap_param,
+    size_param,
+    unit_param,
 )
+from ..units import Sizer
 from .sentences import paragraph_pieces
 
 NO_CHAT_NOTE = "no chat messages detected; packed paragraphs"
@@ -223,7 +225,11 @@ def conversation_pieces(text: str, sizer: Sizer, size: int, overlap: int = 0) ->
     )
 
 
-@register(
+def _conversation(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
+    return conversation_pieces(text, sizer, p["size"], p["overlap"])
+
+
+CONVERSATION = Strategy(
     "conversation",
     label="Conversation",
     description="Whole chat messages packed into each chunk up to the size limit. Speaker "
@@ -236,6 +242,5 @@ def conversation_pieces(text: str, sizer: Sizer, size: int, overlap: int = 0) ->
         unit_param("tokens"),
     ),
     checks=(overlap_count_below_size("messages"),),
+    split=_conversation,
 )
-def _conversation(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
-    return conversation_pieces(text, sizer, p["size"], p["overlap"])

@@ -34,18 +34,11 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from ..registry import (
-    Param,
-    Piece,
-    overlap_below_size,
-    overlap_param,
-    register,
-    size_param,
-    unit_param,
-)
+from ..engine.packing import split_span
+from ..engine.recursive import RecursiveSplitter
+from ..model import Piece
+from ..params import Param, Strategy, overlap_below_size, overlap_param, size_param, unit_param
 from ..units import Sizer
-from .packing import split_span
-from .recursive import RecursiveSplitter
 
 #: Levels in all, the top one included.
 MAX_LEVELS = 6
@@ -166,7 +159,11 @@ def hierarchy_pieces(text: str, sizer: Sizer, sizes: list[int], overlap: int) ->
         yield node.piece._replace(metadata=meta)
 
 
-@register(
+def _hierarchy(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
+    return hierarchy_pieces(text, sizer, level_sizes(p), p["overlap"])
+
+
+HIERARCHY = Strategy(
     "hierarchy",
     label="Parent-child",
     description="Large parent chunks, each cut again into smaller children (and "
@@ -191,6 +188,5 @@ def hierarchy_pieces(text: str, sizer: Sizer, sizes: list[int], overlap: int) ->
         unit_param("chars"),
     ),
     checks=(overlap_below_size, _check_levels),
+    split=_hierarchy,
 )
-def _hierarchy(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
-    return hierarchy_pieces(text, sizer, level_sizes(p), p["overlap"])

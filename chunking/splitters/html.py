@@ -24,18 +24,11 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any
 
-from ..registry import Piece, overlap_below_size, overlap_param, register, size_param, unit_param
+from ..engine.sections import LINES, WORDS, Atomic, FixedCuts, SpanSplitter
+from ..model import Piece
+from ..params import Strategy, overlap_below_size, overlap_param, size_param, unit_param
 from ..units import Sizer
-from .markdown import (
-    LINES,
-    WORDS,
-    Atomic,
-    FixedCuts,
-    Heading,
-    SpanSplitter,
-    levels_param,
-    sections,
-)
+from .markdown import Heading, levels_param, sections
 
 HEADINGS = {f"h{n}": n for n in range(1, 7)}
 BLOCK_TAGS = frozenset(
@@ -173,7 +166,11 @@ def html_pieces(
         yield from splitter.split(s.start, s.end, meta)
 
 
-@register(
+def _html(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
+    return html_pieces(text, sizer, p["size"], p["overlap"], p["levels"])
+
+
+HTML = Strategy(
     "html",
     label="HTML sections",
     description="One chunk per heading section (<h1> to <h6>) of the raw HTML source, "
@@ -182,6 +179,5 @@ def html_pieces(
     "never inside a tag or a <script>/<style> element that fits.",
     params=(size_param(800), overlap_param(0), unit_param("tokens"), levels_param("heading")),
     checks=(overlap_below_size,),
+    split=_html,
 )
-def _html(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
-    return html_pieces(text, sizer, p["size"], p["overlap"], p["levels"])

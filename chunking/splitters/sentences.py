@@ -12,17 +12,17 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..registry import Piece, register, size_param, unit_param
-from ..segment import paragraph_spans, sentence_spans
-from ..units import Sizer
-from .packing import (
-    Describe,
-    SplitOversized,
+from ..engine.packing import Describe, SplitOversized, pack_spans, recursive_split
+from ..engine.spans import paragraph_spans, sentence_spans
+from ..model import Piece
+from ..params import (
+    Strategy,
     overlap_count_below_size,
-    pack_spans,
-    recursive_split,
     segment_overlap_param,
+    size_param,
+    unit_param,
 )
+from ..units import Sizer
 
 
 def split_by_sentences(text: str, sizer: Sizer, size: int) -> SplitOversized:
@@ -55,7 +55,13 @@ def paragraph_pieces(
     )
 
 
-@register(
+def _sentence(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
+    return pack_spans(
+        text, sentence_spans(text), sizer, p["size"], kind="sentence", overlap_segments=p["overlap"]
+    )
+
+
+SENTENCE = Strategy(
     "sentence",
     label="Sentence packing",
     description="Whole sentences (found by Bling Fire) packed into each chunk up to the "
@@ -69,14 +75,15 @@ def paragraph_pieces(
         unit_param("chars"),
     ),
     checks=(overlap_count_below_size("sentences"),),
+    split=_sentence,
 )
-def _sentence(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
-    return pack_spans(
-        text, sentence_spans(text), sizer, p["size"], kind="sentence", overlap_segments=p["overlap"]
-    )
 
 
-@register(
+def _paragraph(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
+    return paragraph_pieces(text, sizer, p["size"], p["overlap"])
+
+
+PARAGRAPH = Strategy(
     "paragraph",
     label="Paragraph packing",
     description="Whole paragraphs (text between blank lines) packed into each chunk up to "
@@ -88,6 +95,5 @@ def _sentence(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
         unit_param("chars"),
     ),
     checks=(overlap_count_below_size("paragraphs"),),
+    split=_paragraph,
 )
-def _paragraph(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
-    return paragraph_pieces(text, sizer, p["size"], p["overlap"])

@@ -24,15 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from ..registry import (
-    Param,
-    Piece,
-    overlap_below_size,
-    overlap_param,
-    register,
-    size_param,
-    unit_param,
-)
+from ..model import Piece
+from ..params import Param, Strategy, overlap_below_size, overlap_param, size_param, unit_param
 from ..units import DEFAULT_ENCODING, WORD_RE, Sizer, get_encoding
 
 TOKEN_BOUNDARY = "over limit: token boundary"
@@ -113,16 +106,19 @@ def fixed_windows(text: str, unit: str, size: int, step: int, sizer: Sizer) -> I
                 yield Piece(i, j, {"boundary": "size"}, j - i)
 
 
-@register(
+def _fixed(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
+    return fixed_windows(text, p["unit"], p["size"], p["size"] - p["overlap"], sizer)
+
+
+FIXED = Strategy(
     "fixed",
     label="Fixed size",
     description="Cut every `size` units regardless of content, each chunk sharing "
     "`overlap` units with the previous one. The baseline every other strategy beats.",
     params=(size_param(500), overlap_param(50), unit_param("chars")),
     checks=(overlap_below_size,),
+    split=_fixed,
 )
-def _fixed(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
-    return fixed_windows(text, p["unit"], p["size"], p["size"] - p["overlap"], sizer)
 
 
 def _stride_within_window(p: Mapping[str, Any]) -> None:
@@ -133,7 +129,11 @@ def _stride_within_window(p: Mapping[str, Any]) -> None:
         )
 
 
-@register(
+def _sliding(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
+    return fixed_windows(text, p["unit"], p["window"], p["stride"], sizer)
+
+
+SLIDING = Strategy(
     "sliding",
     label="Sliding window",
     description="Windows of `window` units that advance by `stride` units; a stride "
@@ -145,12 +145,15 @@ def _stride_within_window(p: Mapping[str, Any]) -> None:
     ),
     checks=(_stride_within_window,),
     limit_param="window",
+    split=_sliding,
 )
-def _sliding(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
-    return fixed_windows(text, p["unit"], p["window"], p["stride"], sizer)
 
 
-@register(
+def _token(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
+    return token_windows(text, p["size"], p["overlap"], sizer)
+
+
+TOKEN = Strategy(
     "token",
     label="Token windows",
     description="Windows of `size` cl100k_base tokens, as LangChain's TokenTextSplitter "
@@ -161,6 +164,5 @@ def _sliding(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
         Param("unit", str, "tokens", "Token windows always count tokens.", choices=("tokens",)),
     ),
     checks=(overlap_below_size,),
+    split=_token,
 )
-def _token(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
-    return token_windows(text, p["size"], p["overlap"], sizer)

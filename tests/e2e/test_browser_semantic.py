@@ -12,8 +12,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 import chunking
-import chunking.semantic as sem
-from chunking.embeddings import get_embedder
+import chunking.splitters.semantic.analysis as sem
+from chunking.embedding.models import get_embedder
 from chunking.io import read_path
 
 pytestmark = pytest.mark.browser

@@ -1,6 +1,6 @@
 """Semantic chunking: cut where the meaning of consecutive sentences changes.
 
-1. The text is cut into sentences with exact offsets (:func:`chunking.segment.sentence_spans`,
+1. The text is cut into sentences with exact offsets (:func:`chunking.engine.spans.sentence_spans`,
    the segmenter of sentence packing).
 2. Each sentence is embedded together with ``buffer_size`` neighbours on each side.
 3. The distance series ``d[i] = 1 - cos(e[i], e[i + 1])`` between consecutive windows
@@ -14,6 +14,7 @@
 Steps 4 and 5 are :meth:`SemanticAnalysis.chunk`: pure numpy and packing, so changing
 the method or threshold never embeds again.
 
+>>> from chunking.splitters.semantic.analysis import analyze
 >>> analysis = analyze("Cats purr. Cats nap. Stocks fell. Markets slid.", embedder="hash")
 >>> result = analysis.chunk(method="count", threshold=2, unit="chars")
 >>> len(result.chunks)
@@ -32,30 +33,22 @@ from typing import Any
 
 import numpy as np
 
-from .core import build_chunks
-from .embeddings import DEFAULT_BATCH_SIZE, Embedder, Progress, get_embedder
-from .model import UNSPLITTABLE, Chunk
-from .registry import Param, Piece, register, unit_param
-from .segment import sentence_spans
-from .splitters.recursive import RecursiveSplitter, fit_span
-from .splitters.windows import token_char_offsets
-from .units import Sizer, get_sizer
+from ...embedding.models import DEFAULT_BATCH_SIZE, Embedder, Progress, embed_chunks, get_embedder
+from ...engine.recursive import RecursiveSplitter, fit_span
+from ...engine.spans import sentence_spans
+from ...model import UNSPLITTABLE, Chunk, Piece, build_chunks
+from ...units import Sizer, get_sizer
+from ..windows import token_char_offsets
+from .methods import (
+    FORMULA_METHODS,
+    AutoChoice,
+    check_threshold,
+    choose_method,
+    cutoff,
+    gradient,
+    method_default,
+)
 
-METHODS = ("percentile", "similarity", "std", "iqr", "gradient", "count", "auto")
-#: Every method but ``auto``: the ones with a formula.
-FORMULA_METHODS = METHODS[:-1]
-#: The threshold each method uses when none is given (``count``: see :func:`default_count`).
-DEFAULT_THRESHOLDS: Mapping[str, float] = {
-    "percentile": 95.0,
-    "similarity": 0.8,
-    "std": 3.0,
-    "iqr": 1.5,
-    "gradient": 95.0,
-}
-#: Sentences per chunk that ``count`` aims at when no count is given.
-SENTENCES_PER_CHUNK = 10
-#: Registry value of ``threshold`` meaning "the method's own default".
-METHOD_DEFAULT = -1.0
 #: The seed's target band for the mean pairwise similarity of chunk embeddings.
 COHESION_BAND = (0.3, 0.7)
 
@@ -63,157 +56,6 @@ SIMILARITY = "similarity"
 MAX_SIZE_SPLIT = "max-size split"
 STRUCTURAL = "structural"
 END = "end"
-
-THRESHOLD_HELP = (
-    "Its meaning depends on the method; -1 uses the method's default. similarity: the "
-    "lowest similarity kept inside a chunk (default 0.8: split where similarity < 0.8, "
-    "i.e. distance > 0.2). percentile: split where the distance is above this "
-    "percentile of all distances (default 95). std: split above mean + k·std "
-    "(k, default 3). iqr: split above mean + k·IQR (k, default 1.5; LangChain's "
-    "interquartile formula, which adds k·IQR to the mean, not to Q3). gradient: "
-    "split where the gradient of the distances is above this percentile of the "
-    "gradient (default 95, as LangChain's gradient method). count: the number of "
-    "chunks wanted, cut at the count - 1 largest distances (default: one chunk per "
-    f"{SENTENCES_PER_CHUNK} sentences). auto: ignored."
-)
-
-
-# --- thresholds -----------------------------------------------------------------------
-
-
-def default_count(sentences: int) -> int:
-    """The number of chunks ``count`` aims at by default."""
-    return max(1, math.ceil(sentences / SENTENCES_PER_CHUNK))
-
-
-def method_default(method: str, sentences: int) -> float:
-    """The threshold parameter ``method`` uses when none is given."""
-    if method == "count":
-        return float(default_count(sentences))
-    if method not in DEFAULT_THRESHOLDS:
-        choices = ", ".join(FORMULA_METHODS)
-        raise ValueError(f"unknown method {method!r}; choose one of: {choices}")
-    return DEFAULT_THRESHOLDS[method]
-
-
-def check_threshold(method: str, value: float) -> None:
-    """Reject a threshold outside its method's range, saying what the range is."""
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; choose one of: {', '.join(METHODS)}")
-    if not math.isfinite(value):
-        raise ValueError(f"the threshold must be a finite number; got {value!r}")
-    if method == "similarity" and not -1 <= value <= 1:
-        raise ValueError(f"a similarity threshold is between -1 and 1 (e.g. 0.8); got {value:g}")
-    if method in ("percentile", "gradient") and not 0 <= value <= 100:
-        raise ValueError(f"a {method} threshold is a percentile from 0 to 100; got {value:g}")
-    if method == "count" and (value < 1 or not float(value).is_integer()):
-        raise ValueError(f"count is a whole number of chunks (1 or more); got {value:g}")
-
-
-def gradient(distances: np.ndarray) -> np.ndarray:
-    """``np.gradient`` of the distances; zeros when there are fewer than two."""
-    if len(distances) < 2:
-        return np.zeros(len(distances))
-    return np.gradient(distances)
-
-
-def cutoff(method: str, distances: np.ndarray, value: float) -> float:
-    """The cutoff a method with threshold parameter ``value`` puts on its series.
-
-    Breakpoints are where the series (the distances; their gradient for ``gradient``)
-    is strictly above the cutoff. With no distances (one sentence) it is ``inf``.
-    """
-    d = np.asarray(distances, dtype=np.float64)
-    if method == "similarity":
-        return 1.0 - value
-    if len(d) == 0:
-        return math.inf
-    if method == "percentile":
-        return float(np.percentile(d, value))
-    if method == "std":
-        return float(np.mean(d) + value * np.std(d))
-    if method == "iqr":
-        q1, q3 = np.percentile(d, [25, 75])
-        return float(np.mean(d) + value * (q3 - q1))
-    if method == "gradient":
-        return float(np.percentile(gradient(d), value)) if len(d) >= 2 else math.inf
-    if method == "count":
-        wanted = int(value)  # the count - 1 largest distances are above the count-th
-        return float(np.sort(d)[len(d) - wanted]) if wanted <= len(d) else -math.inf
-    raise ValueError(f"unknown method {method!r}; choose one of: {', '.join(FORMULA_METHODS)}")
-
-
-# --- the automatic choice -------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class AutoChoice:
-    method: str
-    threshold: float
-    reason: str
-
-
-def _skewness(d: np.ndarray) -> float:
-    sd = float(np.std(d))
-    return float(np.mean((d - np.mean(d)) ** 3) / sd**3) if sd > 0 else 0.0
-
-
-def bimodality(d: np.ndarray) -> float:
-    """Sarle's bimodality coefficient; above 5/9 (0.555) suggests two groups."""
-    n = len(d)
-    sd = float(np.std(d))
-    if n < 4 or sd == 0:
-        return 0.0
-    g = _skewness(d)
-    kurtosis = float(np.mean((d - np.mean(d)) ** 4) / sd**4) - 3.0
-    return (g**2 + 1) / (kurtosis + 3 * (n - 1) ** 2 / ((n - 2) * (n - 3)))
-
-
-def choose_method(distances: np.ndarray, sentences: int) -> AutoChoice:
-    """Pick a method from the shape of the distance series, and say why.
-
-    - Fewer than 8 distances: too few for statistics; an absolute similarity cutoff.
-    - Distances that hardly vary (IQR < 0.01): the gradient shows where they change.
-    - A long right tail (skewness > 1) or two groups (bimodality coefficient > 5/9):
-      some distances stand out as topic changes; mean + 1.5·IQR (robust to the tail
-      itself, unlike the standard deviation) cuts at those.
-    - Otherwise nothing stands out: the largest 5% are cut (95th percentile).
-    """
-    d = np.asarray(distances, dtype=np.float64)
-    if len(d) < 8:
-        return AutoChoice(
-            "similarity",
-            DEFAULT_THRESHOLDS["similarity"],
-            f"{sentences} sentences give only {len(d)} distances, too few for statistics: "
-            "an absolute cutoff is used (split where similarity < 0.8)",
-        )
-    q1, q3 = np.percentile(d, [25, 75])
-    skew, bc = _skewness(d), bimodality(d)
-    shape = (
-        f"{len(d)} distances with IQR {q3 - q1:.3f}, skewness {skew:.2f} and "
-        f"bimodality coefficient {bc:.2f}"
-    )
-    if q3 - q1 < 0.01:
-        return AutoChoice(
-            "gradient",
-            DEFAULT_THRESHOLDS["gradient"],
-            f"{shape}: the distances hardly vary (IQR < 0.01), so the cut follows where "
-            "they change fastest (95th percentile of their gradient)",
-        )
-    if skew > 1 or bc > 5 / 9:
-        why = "a long right tail (skewness > 1)" if skew > 1 else "two groups (bimodality > 0.555)"
-        return AutoChoice(
-            "iqr",
-            DEFAULT_THRESHOLDS["iqr"],
-            f"{shape}: {why} means some distances stand out as topic changes; "
-            "mean + 1.5·IQR, robust to those outliers, cuts at them",
-        )
-    return AutoChoice(
-        "percentile",
-        DEFAULT_THRESHOLDS["percentile"],
-        f"{shape}: no group of large distances stands out, so the largest 5% are cut "
-        "(95th percentile)",
-    )
 
 
 # --- sizes of sentence ranges -----------------------------------------------------------
@@ -726,101 +568,9 @@ def cohesion_report(
     chunks: Sequence[Any], embedder: Embedder | str | None = None, **embed_options: Any
 ) -> CohesionReport:
     """Mean pairwise similarity of the chunks' embeddings and each chunk's cohesion."""
-    from .embeddings import embed_chunks
-
     if not isinstance(embedder, Embedder):
         embedder = get_embedder(embedder)
     vectors = embed_chunks(chunks, embedder, **embed_options).vectors
     return CohesionReport(
         mean_pairwise_similarity(vectors), chunk_cohesion(chunks, embedder, **embed_options)
     )
-
-
-# --- the registered strategy -------------------------------------------------------------
-
-
-def _check_params(p: Mapping[str, Any]) -> None:
-    if p["min_size"] >= p["max_size"]:
-        raise ValueError(
-            f"min_size ({p['min_size']}) must be smaller than max_size ({p['max_size']}); "
-            "lower min_size or raise max_size"
-        )
-    if p["threshold"] != METHOD_DEFAULT and p["method"] != "auto":
-        check_threshold(p["method"], p["threshold"])
-
-
-def threshold_value(p: Mapping[str, Any]) -> float | None:
-    """The registry's threshold as :meth:`SemanticAnalysis.chunk` takes it."""
-    return None if p["threshold"] == METHOD_DEFAULT else float(p["threshold"])
-
-
-@register(
-    "semantic",
-    label="Semantic",
-    description="Embed every sentence with its neighbours and cut where consecutive "
-    "windows are least similar (LangChain's SemanticChunker methods, plus an absolute "
-    "similarity cutoff, a chunk count and an automatic choice). Chunks over max_size "
-    "are cut again at their weakest similarity; chunks under min_size are merged into "
-    "their more similar neighbour. Runs the embedding model on this machine.",
-    params=(
-        Param(
-            "method",
-            str,
-            "percentile",
-            "How the cutoff on the distance series is chosen: similarity (absolute), "
-            "percentile, std, iqr, gradient, count (a number of chunks) or auto "
-            "(chosen from the distribution, with the reason shown).",
-            choices=METHODS,
-        ),
-        Param("threshold", float, METHOD_DEFAULT, THRESHOLD_HELP, minimum=-1),
-        Param(
-            "buffer_size",
-            int,
-            1,
-            "Sentences on each side embedded together with each sentence (LangChain's "
-            "default is 1, a 3-sentence window; the seed suggests windows of 3-5 "
-            "sentences, i.e. 1-2). 0 embeds sentences alone.",
-            minimum=0,
-            maximum=10,
-        ),
-        unit_param("tokens"),
-        Param(
-            "max_size",
-            int,
-            512,
-            "Largest chunk, in the chosen unit; larger ones are cut at their weakest "
-            "similarity (all-MiniLM-L6-v2 reads only the first 256 word pieces of a chunk).",
-            minimum=1,
-            maximum=1_000_000,
-        ),
-        Param(
-            "min_size",
-            int,
-            0,
-            "Smallest chunk, in the chosen unit; smaller ones are merged into their more "
-            "similar neighbour (0, the default, keeps every cut the method makes; about "
-            "50 tokens avoids one-sentence fragments).",
-            minimum=0,
-            maximum=1_000_000,
-        ),
-        Param(
-            "model",
-            str,
-            "all-MiniLM-L6-v2",
-            "The embedding model: all-MiniLM-L6-v2 (bundled, offline), a local path to a "
-            "sentence-transformers model, or 'hash' (a fast fake for tests and debugging).",
-        ),
-    ),
-    checks=(_check_params,),
-    limit_param="max_size",
-)
-def _semantic(text: str, p: Mapping[str, Any], sizer: Sizer) -> list[Piece]:
-    analysis = analyze(text, embedder=get_embedder(p["model"]), buffer_size=p["buffer_size"])
-    result = analysis.chunk(
-        method=p["method"],
-        threshold=threshold_value(p),
-        unit=sizer.name,
-        max_size=p["max_size"],
-        min_size=p["min_size"],
-    )
-    return [Piece(c.start, c.end, c.metadata, c.size) for c in result.chunks]

@@ -22,7 +22,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .model import Chunk
+from ..model import Chunk
 
 #: Default number of chunks drawn on one page of the boundary view.
 PAGE_CHUNKS = 50

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .spans import SpanArray, as_spans, union
+from ..evaluation.spans import SpanArray, as_spans, union
 
 #: Style for the classes below; a page injects it once.
 EVIDENCE_CSS = """

@@ -17,22 +17,25 @@ torch and sentence_transformers are imported inside functions only, so that impo
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import tempfile
 import threading
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-# Set as early as possible: huggingface_hub reads these when it is first imported.
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+from .cache import (
+    default_cache_dir,
+    disk_get,
+    disk_put,
+    memory_get,
+    memory_put,
+    text_key,
+)
 
 #: The model used when none is named.
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -45,8 +48,6 @@ DEFAULT_BATCH_SIZE = 128
 #: about this many tokens ran fastest (all-MiniLM-L6-v2, 2 cores: 25% less CPU time
 #: than 64 texts a batch, see bench/bench_semantic.py).
 TOKEN_BUDGET = 2560
-#: Vectors kept in memory before the oldest are dropped (384 floats each: ~150 MB).
-MAX_CACHED_VECTORS = 100_000
 
 #: ``progress(done, total)``: texts ready so far out of all texts asked for.
 Progress = Callable[[int, int], None]
@@ -54,77 +55,6 @@ Progress = Callable[[int, int], None]
 
 class EmbeddingError(ValueError):
     """A model cannot be loaded (offline) or used."""
-
-
-def text_key(text: str) -> str:
-    """The cache key of a text: the SHA-1 of its UTF-8 bytes."""
-    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def default_cache_dir() -> Path:
-    """Where the optional disk cache lives: ``~/.cache/chunk-explorer/embeddings``."""
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "chunk-explorer" / "embeddings"
-
-
-# --- the in-memory cache shared by every embedder ----------------------------------
-
-_VECTORS: dict[tuple[str, str], np.ndarray] = {}
-_VECTORS_LOCK = threading.Lock()
-
-
-def _cache_get(model: str, keys: Sequence[str]) -> list[np.ndarray | None]:
-    with _VECTORS_LOCK:
-        return [_VECTORS.get((model, k)) for k in keys]
-
-
-def _cache_put(model: str, items: Iterable[tuple[str, np.ndarray]]) -> None:
-    with _VECTORS_LOCK:
-        for key, vector in items:
-            _VECTORS[(model, key)] = vector
-        while len(_VECTORS) > MAX_CACHED_VECTORS:  # oldest first (insertion order)
-            del _VECTORS[next(iter(_VECTORS))]
-
-
-def clear_cache() -> None:
-    """Forget every vector kept in memory (the disk cache is untouched)."""
-    with _VECTORS_LOCK:
-        _VECTORS.clear()
-
-
-# --- the optional disk cache (.npy files, never pickle) ------------------------------
-
-
-def _model_dir_name(model: str) -> str:
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("._")[-60:] or "model"
-    return f"{safe}-{text_key(model)[:8]}"
-
-
-def _disk_path(cache_dir: Path, model: str, key: str) -> Path:
-    return cache_dir / _model_dir_name(model) / key[:2] / f"{key}.npy"
-
-
-def _disk_get(cache_dir: Path, model: str, key: str, dimension: int) -> np.ndarray | None:
-    path = _disk_path(cache_dir, model, key)
-    try:
-        vector = np.load(path, allow_pickle=False)
-    except (OSError, ValueError):
-        return None
-    if vector.shape != (dimension,) or vector.dtype != np.float32:
-        return None  # a stale or damaged file: embed again and overwrite it
-    return vector
-
-
-def _disk_put(cache_dir: Path, model: str, key: str, vector: np.ndarray) -> None:
-    path = _disk_path(cache_dir, model, key)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            np.save(f, vector, allow_pickle=False)
-        os.replace(tmp, path)  # atomic: readers never see half a file
-    except OSError:
-        pass  # a cache that cannot be written only costs time
 
 
 # --- embedders ------------------------------------------------------------------------
@@ -198,11 +128,11 @@ class Embedder:
         for rows in self.plan_batches(todo, batch_size):
             batch = [pending[i] for i in rows]
             vectors = self._encode_batch([todo[i] for i in rows])
-            _cache_put(self.name, zip(batch, vectors, strict=True))
+            memory_put(self.name, zip(batch, vectors, strict=True))
             for key, vector in zip(batch, vectors, strict=True):
                 out[missing[key]] = vector
                 if disk_cache:
-                    _disk_put(cache_dir or default_cache_dir(), self.name, key, vector)
+                    disk_put(cache_dir or default_cache_dir(), self.name, key, vector)
                 done += len(missing[key])
             if progress is not None:
                 progress(done, total)
@@ -219,7 +149,7 @@ class Embedder:
     ) -> dict[str, list[int]]:
         """Copy cached vectors into ``out``; return the uncached keys and their rows."""
         missing: dict[str, list[int]] = {}
-        for row, (key, vector) in enumerate(zip(keys, _cache_get(self.name, keys), strict=True)):
+        for row, (key, vector) in enumerate(zip(keys, memory_get(self.name, keys), strict=True)):
             if vector is not None:
                 out[row] = vector
             else:
@@ -228,11 +158,11 @@ class Embedder:
             folder = cache_dir or default_cache_dir()
             found = []
             for key in list(missing):
-                vector = _disk_get(folder, self.name, key, self.dimension)
+                vector = disk_get(folder, self.name, key, self.dimension)
                 if vector is not None:
                     out[missing.pop(key)] = vector
                     found.append((key, vector))
-            _cache_put(self.name, found)
+            memory_put(self.name, found)
         return missing
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:

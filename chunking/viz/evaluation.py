@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .core import METRIC_LABELS, METRICS
+from ..evaluation.core import METRIC_LABELS, METRICS
 
 if TYPE_CHECKING:
     import pandas as pd

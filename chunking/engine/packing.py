@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import pairwise
 from typing import Any
 
-from ..registry import Check, Param, Piece
+from ..model import Piece
 from ..units import Sizer
 from .recursive import RecursiveSplitter, recursive_pieces
 
@@ -263,35 +263,3 @@ def _check_spans(spans: list[Span], length: int) -> None:
                 f"overlapping; got ({start}, {end}) after one ending at {previous_end}"
             )
         previous_end = end
-
-
-def segment_overlap_param(what: str, purpose: str = "", note: str = "") -> Param:
-    """An ``overlap`` parameter that counts whole segments (``what``), not units."""
-    return Param(
-        "overlap",
-        int,
-        0,
-        f"How many {what} (not units) to repeat from the end of each chunk at the start of "
-        f"the next{purpose}. Lowered automatically where fewer {what} fit{note}.",
-        minimum=0,
-        maximum=1000,
-    )
-
-
-def overlap_count_below_size(what: str) -> Check:
-    """A check for an ``overlap`` parameter that counts whole segments (``what``).
-
-    Every segment is at least one unit, so at most ``size`` segments fit in a chunk;
-    repeating ``size`` or more would leave no room for a new one. (At run time the
-    packer also lowers the overlap where fewer segments fit.)
-    """
-
-    def check(params: Mapping[str, Any]) -> None:
-        if params["overlap"] >= params["size"]:
-            raise ValueError(
-                f"overlap counts {what}, and at most {params['size']} {what} fit in a chunk "
-                f"of size {params['size']}; lower the overlap below {params['size']} "
-                "(typically 1 or 2) or raise the size"
-            )
-
-    return check

@@ -1,8 +1,10 @@
-"""Strategies are declared once, here: name, description and typed parameters.
+"""How a strategy is declared: typed parameters, the strategy record, shared parameters.
 
-That one declaration drives the app's controls, the CLI flags, config export and the
-parametrised tests. A :class:`Config` validates itself on creation and raises
-``ValueError`` with a message a user can act on.
+A :class:`Strategy` is one declaration (name, description, typed :class:`Param` list,
+splitter function, cross-parameter checks). That declaration drives the app's controls,
+the CLI flags, config export and the parametrised tests. Strategies are collected, in
+the order users see them, by :mod:`chunking.splitters`; :mod:`chunking.config` validates
+configurations against them.
 """
 
 from __future__ import annotations
@@ -10,20 +12,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any
 
+from .model import Piece
 from .units import UNITS, Sizer
-
-
-class Piece(NamedTuple):
-    """A span a strategy proposes; the core turns pieces into :class:`Chunk` objects."""
-
-    start: int
-    end: int
-    metadata: Mapping[str, Any] = MappingProxyType({})
-    #: The piece's size when the strategy has already measured it (saves a re-count).
-    size: int | None = None
 
 
 @dataclass(frozen=True)
@@ -102,11 +94,16 @@ class Param:
             raise fail
         raise TypeError(f"unsupported parameter kind {kind!r}")
 
+    def fresh_default(self) -> Any:
+        """The default value; a list default is a new list each time, so that no caller
+        can change the declaration by changing the value it was given."""
+        return list(self.default) if self.kind is list else self.default
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "type": _KIND_NAMES[self.kind],
-            "default": self.default,
+            "default": self.fresh_default(),
             "help": self.help,
             "minimum": self.minimum,
             "maximum": self.maximum,
@@ -150,7 +147,8 @@ class Strategy:
         return tuple(p.name for p in self.params)
 
     def defaults(self) -> dict[str, Any]:
-        return {p.name: p.default for p in self.params}
+        """Every parameter's default, as fresh values (a list default is copied)."""
+        return {p.name: p.fresh_default() for p in self.params}
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -159,47 +157,6 @@ class Strategy:
             "description": self.description,
             "params": [p.to_dict() for p in self.params],
         }
-
-
-_REGISTRY: dict[str, Strategy] = {}
-
-
-def register(
-    name: str,
-    *,
-    label: str,
-    description: str,
-    params: Iterable[Param],
-    checks: Iterable[Check] = (),
-    limit_param: str | None = "size",
-) -> Callable[[Splitter], Splitter]:
-    """Declare a strategy. Used as a decorator on its splitter function."""
-
-    def decorate(split: Splitter) -> Splitter:
-        if name in _REGISTRY:
-            raise RuntimeError(f"strategy {name!r} registered twice")
-        _REGISTRY[name] = Strategy(
-            name, label, description, tuple(params), split, tuple(checks), limit_param
-        )
-        return split
-
-    return decorate
-
-
-def strategies() -> Mapping[str, Strategy]:
-    """Every registered strategy by name, in registration order."""
-    from . import splitters as _  # noqa: F401  (importing registers them)
-
-    return MappingProxyType(_REGISTRY)
-
-
-def get_strategy(name: str) -> Strategy:
-    registry = strategies()
-    try:
-        return registry[name]
-    except KeyError:
-        known = ", ".join(registry)
-        raise ValueError(f"unknown strategy {name!r}; choose one of: {known}") from None
 
 
 # --- parameters shared by many strategies -------------------------------------------
@@ -234,63 +191,33 @@ def overlap_below_size(params: Mapping[str, Any]) -> None:
         )
 
 
-# --- configurations -------------------------------------------------------------------
+def segment_overlap_param(what: str, purpose: str = "", note: str = "") -> Param:
+    """An ``overlap`` parameter that counts whole segments (``what``), not units."""
+    return Param(
+        "overlap",
+        int,
+        0,
+        f"How many {what} (not units) to repeat from the end of each chunk at the start of "
+        f"the next{purpose}. Lowered automatically where fewer {what} fit{note}.",
+        minimum=0,
+        maximum=1000,
+    )
 
 
-@dataclass(frozen=True)
-class Config:
-    """A validated strategy name and its complete parameters."""
+def overlap_count_below_size(what: str) -> Check:
+    """A check for an ``overlap`` parameter that counts whole segments (``what``).
 
-    strategy: str
-    params: Mapping[str, Any]
+    Every segment is at least one unit, so at most ``size`` segments fit in a chunk;
+    repeating ``size`` or more would leave no room for a new one. (At run time the
+    packer also lowers the overlap where fewer segments fit.)
+    """
 
-    @classmethod
-    def create(cls, strategy: str = "recursive", **params: Any) -> Config:
-        spec = get_strategy(strategy)
-        unknown = [k for k in params if k not in spec.param_names]
-        if unknown:
-            allowed = ", ".join(spec.param_names) or "none"
+    def check(params: Mapping[str, Any]) -> None:
+        if params["overlap"] >= params["size"]:
             raise ValueError(
-                f"unknown parameter {unknown[0]!r} for strategy {strategy!r}; "
-                f"its parameters are: {allowed}"
+                f"overlap counts {what}, and at most {params['size']} {what} fit in a chunk "
+                f"of size {params['size']}; lower the overlap below {params['size']} "
+                "(typically 1 or 2) or raise the size"
             )
-        values = spec.defaults()
-        for key, value in params.items():
-            values[key] = spec.param(key).coerce(value)
-        for check in spec.checks:
-            check(values)
-        return cls(strategy, MappingProxyType(values))
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Config:
-        if not isinstance(data, Mapping) or "strategy" not in data:
-            raise ValueError('a config needs a "strategy" key and optional "params"')
-        params = data.get("params", {})
-        if not isinstance(params, Mapping):
-            raise ValueError('"params" must be an object of parameter names to values')
-        return cls.create(str(data["strategy"]), **params)
-
-    @property
-    def spec(self) -> Strategy:
-        return get_strategy(self.strategy)
-
-    @property
-    def limit(self) -> int | None:
-        name = self.spec.limit_param
-        return self.params[name] if name else None
-
-    @property
-    def unit(self) -> str:
-        return self.params.get("unit", "chars")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"strategy": self.strategy, "params": dict(self.params)}
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
-
-    def __hash__(self) -> int:
-        return hash(self.to_json())
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Config) and self.to_dict() == other.to_dict()
+    return check

@@ -1,0 +1,103 @@
+"""The registry of strategies and validated configurations.
+
+:func:`strategies` lists the built-in strategies of :mod:`chunking.splitters` (in the
+order users see them) and any added with :func:`register`. A :class:`Config` is a
+strategy name with its complete, validated parameters; creating one raises
+``ValueError`` with a message a user can act on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from .params import Strategy
+from .splitters import BUILT_IN
+
+_REGISTRY: dict[str, Strategy] = {s.name: s for s in BUILT_IN}
+
+
+def register(strategy: Strategy) -> Strategy:
+    """Add a strategy to the registry (after the built-in ones); returns it."""
+    if strategy.name in _REGISTRY:
+        raise ValueError(f"a strategy named {strategy.name!r} is already registered")
+    _REGISTRY[strategy.name] = strategy
+    return strategy
+
+
+def strategies() -> Mapping[str, Strategy]:
+    """Every registered strategy by name, in the order users see them."""
+    return MappingProxyType(_REGISTRY)
+
+
+def get_strategy(name: str) -> Strategy:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        known = ", ".join(_REGISTRY)
+        raise ValueError(f"unknown strategy {name!r}; choose one of: {known}") from None
+
+
+# --- configurations -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Config:
+    """A validated strategy name and its complete parameters."""
+
+    strategy: str
+    params: Mapping[str, Any]
+
+    @classmethod
+    def create(cls, strategy: str = "recursive", **params: Any) -> Config:
+        spec = get_strategy(strategy)
+        unknown = [k for k in params if k not in spec.param_names]
+        if unknown:
+            allowed = ", ".join(spec.param_names) or "none"
+            raise ValueError(
+                f"unknown parameter {unknown[0]!r} for strategy {strategy!r}; "
+                f"its parameters are: {allowed}"
+            )
+        values = spec.defaults()
+        for key, value in params.items():
+            values[key] = spec.param(key).coerce(value)
+        for check in spec.checks:
+            check(values)
+        return cls(strategy, MappingProxyType(values))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Config:
+        if not isinstance(data, Mapping) or "strategy" not in data:
+            raise ValueError('a config needs a "strategy" key and optional "params"')
+        params = data.get("params", {})
+        if not isinstance(params, Mapping):
+            raise ValueError('"params" must be an object of parameter names to values')
+        return cls.create(str(data["strategy"]), **params)
+
+    @property
+    def spec(self) -> Strategy:
+        return get_strategy(self.strategy)
+
+    @property
+    def limit(self) -> int | None:
+        name = self.spec.limit_param
+        return self.params[name] if name else None
+
+    @property
+    def unit(self) -> str:
+        return self.params.get("unit", "chars")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"strategy": self.strategy, "params": dict(self.params)}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+    def __hash__(self) -> int:
+        return hash(self.to_json())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Config) and self.to_dict() == other.to_dict()

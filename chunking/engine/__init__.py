@@ -1,0 +1,9 @@
+"""The machinery strategies are built from, independent of any one strategy.
+
+- :mod:`.spans`: sentence and paragraph spans with exact offsets, trimming;
+- :mod:`.packing`: the one packing engine (consecutive segments into chunks of at most
+  a size, with overlap), used by every strategy that packs;
+- :mod:`.recursive`: recursive separator splitting, LangChain-compatible;
+- :mod:`.sections`: splitting spans at preferred cut levels around atomic blocks
+  (Markdown, HTML and code).
+"""

@@ -1,0 +1,323 @@
+"""Splitting spans at preferred positions, never inside an atomic block: the section
+engine of the Markdown, HTML and code strategies.
+
+A strategy describes where a span may be cut, as an ordered list of *cut levels*
+(positions known from a parser, :class:`FixedCuts`, or found by a pattern,
+:class:`PatternCuts`), and which spans are *atomic* (a code block, a table, a tag).
+:class:`SpanSplitter` cuts a span over the size limit at the first level that has a
+position inside it, packs the parts that fit with :mod:`chunking.engine.packing`, and
+splits the others with the following levels.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any
+
+from ..model import Piece
+from ..units import Sizer
+from .recursive import fit_span
+from .spans import strip_span
+
+# --- positions where a span may be cut ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class FixedCuts:
+    """A named, sorted set of cut positions known in advance (from a parser)."""
+
+    name: str
+    points: tuple[int, ...]
+
+    def positions(self, text: str, lo: int, hi: int) -> list[int]:
+        """The points strictly between ``lo`` and ``hi``."""
+        return list(self.points[bisect_right(self.points, lo) : bisect_left(self.points, hi)])
+
+
+@dataclass(frozen=True)
+class PatternCuts:
+    """A named regular expression; a cut falls at the end of each match.
+
+    Zero-width patterns (lookaheads) cut right before what they look at.
+    """
+
+    name: str
+    pattern: re.Pattern[str]
+
+    def positions(self, text: str, lo: int, hi: int) -> list[int]:
+        """Match ends strictly between ``lo`` and ``hi``."""
+        ends = (m.end() for m in self.pattern.finditer(text, lo, hi))
+        return sorted({p for p in ends if lo < p < hi})
+
+
+CutLevel = FixedCuts | PatternCuts
+
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+LINES = PatternCuts("line", LINE_BREAK)
+BLANK_LINES = PatternCuts("blank line", re.compile(r"(?:\r\n|\r|\n)[ \t\f\v]*(?:\r\n|\r|\n)\s*"))
+SENTENCES = PatternCuts(
+    "sentence", re.compile(r"[.!?]+[\"'\u201d\u2019)\]]*\s+|[\u3002\uff01\uff1f]+")
+)
+WORDS = PatternCuts("word", re.compile(r"\s+"))
+
+
+@dataclass(frozen=True)
+class Atomic:
+    """A span that must not be cut while it fits the limit (a code block, a table...)."""
+
+    start: int
+    end: int
+    label: str
+
+
+def line_starts(text: str) -> list[int]:
+    """Offsets where each line starts; lines end at ``\\r\\n``, ``\\r`` or ``\\n``.
+
+    That is how markdown-it-py and Python's tokenizer count lines.
+    """
+    return [0, *(m.end() for m in LINE_BREAK.finditer(text))]
+
+
+# --- the shared span splitter --------------------------------------------------------
+
+
+class SpanSplitter:
+    """Splits spans of ``text`` into pieces within ``size``, at preferred positions.
+
+    ``levels`` are tried in order, as a recursive splitter tries its separators: a span
+    over the limit is cut at every position of the first level that has one inside it;
+    the parts that fit are packed greedily (sharing up to ``overlap`` between packs)
+    and the others are split again with the following levels. When no level has a
+    position inside a span, it is cut at whitespace or between characters
+    (``fit_span``), which flags a single character over the limit as unsplittable.
+
+    No cut falls strictly inside an ``atomic`` span that fits the limit. An atomic span
+    over the limit may be cut only at positions of levels ``inner_from`` and later,
+    and every piece overlapping it gets a ``note`` saying so. The positions of every
+    atomic span's bounds form one last level (named ``edge_name``), so that an atomic
+    span can always be separated from the text around it. Atomic spans may nest (a tag
+    inside a ``<script>`` element): a fitting span inside an oversized one stays whole.
+    """
+
+    def __init__(
+        self,
+        text: str,
+        sizer: Sizer,
+        size: int,
+        overlap: int = 0,
+        levels: Sequence[CutLevel] = (BLANK_LINES, LINES, WORDS),
+        atomic: Sequence[Atomic] = (),
+        inner_from: int = 0,
+        edge_name: str = "block edge",
+    ) -> None:
+        self.text = text
+        self.sizer = sizer
+        self.size = size
+        self.overlap = overlap
+        self._sizes: dict[tuple[int, int], int] = {}
+        fitting: list[Atomic] = []
+        oversized: list[Atomic] = []
+        for a in atomic:
+            (fitting if self.fits_quickly(a.start, a.end) else oversized).append(a)
+        self._fitting = _SpanSet(union_spans(fitting))
+        self._oversized = _SpanSet(union_spans(oversized))
+        bounds = sorted({p for a in atomic for p in (a.start, a.end)})
+        self.levels: tuple[CutLevel, ...] = (*levels, FixedCuts(edge_name, tuple(bounds)))
+        self.inner_from = inner_from
+
+    # -- sizes ------------------------------------------------------------------------
+
+    def measure(self, start: int, end: int) -> int:
+        """The size of ``text[start:end]`` in the configured unit (cached)."""
+        if self.sizer.name == "chars":
+            return end - start
+        key = (start, end)
+        n = self._sizes.get(key)
+        if n is None:
+            n = self._sizes[key] = self.sizer.size(self.text[start:end])
+        return n
+
+    def fits_quickly(self, start: int, end: int) -> bool:
+        """Whether ``text[start:end]`` fits the limit, measuring only when in doubt.
+
+        No unit counts more than four per character (a token is at least one UTF-8
+        byte), so short spans are known to fit without measuring.
+        """
+        return (end - start) * 4 <= self.size or self.measure(start, end) <= self.size
+
+    # -- atomic spans -----------------------------------------------------------------
+
+    def _cuts(self, lo: int, hi: int, level: int) -> list[int]:
+        inner_ok = level >= self.inner_from
+        return [
+            p
+            for p in self.levels[level].positions(self.text, lo, hi)
+            if self._fitting.holding(p) is None and (inner_ok or self._oversized.holding(p) is None)
+        ]
+
+    # -- splitting --------------------------------------------------------------------
+
+    def split(self, lo: int, hi: int, metadata: Mapping[str, Any]) -> Iterator[Piece]:
+        """Pieces of ``text[lo:hi]`` (trimmed), each within the limit unless flagged.
+
+        A span that fits is one piece. Every piece carries ``metadata`` plus a
+        ``boundary`` naming the level it was cut at.
+        """
+        lo, hi = strip_span(self.text, lo, hi)
+        if hi <= lo:
+            return
+        n = self.measure(lo, hi)
+        if n <= self.size:
+            yield Piece(lo, hi, metadata, n)
+            return
+        for start, end, size, extra in self._split(lo, hi, 0):
+            meta = {**metadata, **extra}
+            labels = self._oversized.labels(start, end)
+            if labels:
+                meta["note"] = "; ".join(f"{label} split: larger than size" for label in labels)
+            yield Piece(start, end, meta, size)
+
+    def _split(self, lo: int, hi: int, first: int) -> Iterator[tuple[int, int, int | None, dict]]:
+        for level in range(first, len(self.levels)):
+            cuts = self._cuts(lo, hi, level)
+            if cuts:
+                break
+        else:
+            for piece in fit_span(self.text, lo, hi, self.sizer, self.size):
+                yield piece.start, piece.end, None, dict(piece.metadata)
+            return
+        bounds = [lo, *cuts, hi]
+        good: list[tuple[int, int, int]] = []
+        name = self.levels[level].name
+        for a, b in pairwise(bounds):
+            a, b = strip_span(self.text, a, b)
+            if b <= a:
+                continue
+            n = self.measure(a, b)
+            if n <= self.size:
+                good.append((a, b, n))
+                continue
+            yield from self._pack(good, name)
+            good = []
+            yield from self._split(a, b, level + 1)
+        yield from self._pack(good, name)
+
+    def _estimator(self, parts: list[tuple[int, int, int]]) -> Callable[[int, int], int]:
+        """``estimate(i, j)``: the size of parts ``i..j`` together, exact for characters.
+
+        For words and tokens it is the sum of the parts' sizes (plus one token per
+        join, for the whitespace between them); packs are measured exactly after.
+        """
+        if self.sizer.name == "chars":
+            return lambda i, j: parts[j][1] - parts[i][0]
+        prefix = [0]
+        for part in parts:
+            prefix.append(prefix[-1] + part[2])
+        per_join = 1 if self.sizer.name == "tokens" else 0
+        return lambda i, j: prefix[j + 1] - prefix[i] + per_join * (j - i)
+
+    def _pack(
+        self, parts: list[tuple[int, int, int]], boundary: str
+    ) -> Iterator[tuple[int, int, int | None, dict]]:
+        """Greedily pack consecutive parts (each within the limit) up to the limit."""
+        estimate = self._estimator(parts)
+        i, must, n = 0, 0, len(parts)
+        while i < n:
+            j = i
+            while j + 1 < n and estimate(i, j + 1) <= self.size:
+                j += 1
+            if j < must:
+                i = must
+                continue
+            size = self.measure(parts[i][0], parts[j][1])
+            while size > self.size and j > max(i, must):
+                j -= 1
+                size = self.measure(parts[i][0], parts[j][1])
+            if size > self.size:  # the overlap does not leave room for the next part
+                i = must
+                continue
+            yield parts[i][0], parts[j][1], size, {"boundary": boundary}
+            if j == n - 1:
+                return
+            must = j + 1
+            i = self._overlap_start(estimate, i, j)
+
+    def _overlap_start(self, estimate: Callable[[int, int], int], i: int, j: int) -> int:
+        """First part of the next pack: the tail of ``i..j`` within ``overlap``."""
+        k = j + 1
+        while k - 1 > i:
+            if estimate(k - 1, j) > self.overlap or estimate(k - 1, j + 1) > self.size:
+                break
+            k -= 1
+        return k
+
+
+class _SpanSet:
+    """Sorted, disjoint atomic spans, searchable by position."""
+
+    def __init__(self, spans: list[Atomic]) -> None:
+        self.spans = spans
+        self.starts = [a.start for a in spans]
+
+    def holding(self, p: int) -> Atomic | None:
+        """The span strictly containing position ``p``, if any."""
+        i = bisect_right(self.starts, p) - 1
+        if i >= 0 and self.spans[i].start < p < self.spans[i].end:
+            return self.spans[i]
+        return None
+
+    def labels(self, start: int, end: int) -> list[str]:
+        """Labels of the spans overlapping ``[start, end)``, without repeats."""
+        i = max(bisect_right(self.starts, start) - 1, 0)
+        labels: list[str] = []
+        while i < len(self.spans) and self.spans[i].start < end:
+            a = self.spans[i]
+            if a.end > start and a.label not in labels:
+                labels.append(a.label)
+            i += 1
+        return labels
+
+
+def union_spans(atomic: Sequence[Atomic]) -> list[Atomic]:
+    """Atomic spans sorted, with overlapping ones merged (the outer label wins)."""
+    out: list[Atomic] = []
+    for a in sorted(atomic, key=lambda a: (a.start, -a.end)):
+        if a.end <= a.start:
+            continue
+        if out and a.start < out[-1].end:
+            last = out[-1]
+            out[-1] = Atomic(last.start, max(last.end, a.end), last.label)
+        else:
+            out.append(a)
+    return out
+
+
+def group_consecutive(
+    spans: Sequence[tuple[int, int, int]],
+    limit: int,
+    measure: Callable[[int, int], int],
+    joinable: Callable[[int, int], bool] = lambda first, k: True,
+) -> list[tuple[int, int, int]]:
+    """Group consecutive ``(start, end, size)`` spans whose union fits ``limit``.
+
+    Returns ``(first, last, size)`` index ranges, greedily. ``joinable(first, k)`` may
+    forbid adding span ``k`` to the group that starts at span ``first``. A span over the
+    limit is always a group of its own.
+    """
+    groups = []
+    i, n = 0, len(spans)
+    while i < n:
+        j, total = i, spans[i][2]
+        if total <= limit:
+            while j + 1 < n and joinable(i, j + 1) and total + spans[j + 1][2] <= limit:
+                joined = measure(spans[i][0], spans[j + 1][1])
+                if joined > limit:
+                    break
+                j, total = j + 1, joined
+        groups.append((i, j, total))
+        i = j + 1
+    return groups
