@@ -1,7 +1,10 @@
 """Measure the app's responsiveness in a real browser with a 1 MB document.
 
-    .venv/bin/python bench/bench_app.py            # starts its own server on a free port
-    .venv/bin/python bench/bench_app.py --url http://127.0.0.1:8501
+    .venv/bin/python -m bench.bench_app            # starts its own server on a free port
+    .venv/bin/python -m bench.bench_app --url http://127.0.0.1:8501
+
+Run it from the repository root with ``-m``: that puts the root on the import path, for
+the browser harness it shares with the tests (``tests/e2e/harness.py``).
 
 What is measured (wall-clock, from the Python side of Playwright):
 
@@ -24,16 +27,13 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from pathlib import Path
 
+import chunking
+from tests.e2e.harness import CHROMIUM, CHROMIUM_ARGS, Server, app_server, wait_until_idle
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import chunking  # noqa: E402
-from tests.e2e.harness import CHROMIUM, CHROMIUM_ARGS, Server, app_server, wait_until_idle  # noqa: E402
-
 CORPORA = ROOT.parent / "shared" / "datasets" / "chroma-eval" / "corpora"
 DOC_CHARS = 1_000_000
 SIZES = (900, 800, 700, 600, 500, 1000, 1200, 400)

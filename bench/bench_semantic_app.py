@@ -1,8 +1,11 @@
 """Measure the Semantic and Map pages in a real browser, and numba's disk cache.
 
-    .venv/bin/python bench/bench_semantic_app.py                # bundled all-MiniLM-L6-v2
-    .venv/bin/python bench/bench_semantic_app.py --model hash   # fake model: UI costs only
-    .venv/bin/python bench/bench_semantic_app.py --url http://127.0.0.1:8501 --skip-numba
+    .venv/bin/python -m bench.bench_semantic_app                # bundled all-MiniLM-L6-v2
+    .venv/bin/python -m bench.bench_semantic_app --model hash   # fake model: UI costs only
+    .venv/bin/python -m bench.bench_semantic_app --url http://127.0.0.1:8501 --skip-numba
+
+Run it from the repository root with ``-m``: that puts the root on the import path, for
+the browser harness it shares with the tests (``tests/e2e/harness.py``).
 
 What is measured (wall-clock, from the Python side of Playwright, headless Chromium):
 
@@ -34,13 +37,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import chunking
+from chunking.engine.spans import sentence_spans
+from tests.e2e.harness import CHROMIUM, CHROMIUM_ARGS, app_server, wait_until_idle
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import chunking  # noqa: E402
-from chunking.engine.spans import sentence_spans  # noqa: E402
-from tests.e2e.harness import CHROMIUM, CHROMIUM_ARGS, app_server, wait_until_idle  # noqa: E402
-
 CORPORA = ROOT.parent / "shared" / "datasets" / "chroma-eval" / "corpora"
 SENTENCES = 5_000
 MAP_CHUNKS = 2_000

@@ -7,7 +7,12 @@ Strategies, their parameters and the flags that set them all come from the regis
     chunk-explorer split notes.md                      # auto: recommended strategy
     chunk-explorer split notes.md --strategy recursive --size 800 --overlap 100
     chunk-explorer split notes.md --strategy recursive --param 'separators=["\\n\\n", " "]'
+    chunk-explorer split report.pdf --format parquet --output chunks.parquet
     chunk-explorer stats notes.md --strategy sliding --param window=300 --param stride=200
+    chunk-explorer app --port 8502                     # the explorer (needs the app extra)
+
+``split`` writes the same records as the app's downloads (:mod:`chunking.export`) and
+``stats`` shows the same summary and warnings as the app (:mod:`chunking.report`).
 
 Problems with the input (a missing, empty, binary or oversized file, an unknown
 strategy or parameter, a bad value) end with one line on stderr,
@@ -17,24 +22,26 @@ strategy or parameter, a bad value) end with one line on stderr,
 from __future__ import annotations
 
 import argparse
-import csv
+import importlib.util
 import json
 import math
 import os
 import sys
 import textwrap
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, TextIO
+from pathlib import Path
+from typing import Any, BinaryIO, TextIO
 
 from .config import Config, get_strategy, strategies
 from .core import run
 from .evaluation.cli import add_evaluate_parser
+from .export import TEXT_WRITERS, chunk_pages, iter_records, to_parquet
 from .io import MAX_BYTES_DEFAULT, Document, read_path
-from .model import Chunk
 from .params import Param, Strategy
 from .recommend import overlap_for, recommend
-from .report import describe
+from .report import ChunkWarning, Report, make_report
+from .snippets import TARGETS, seed_tiktoken_cache, snippet
 
 PROG = "chunk-explorer"
 AUTO = "auto"
@@ -119,9 +126,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     split.add_argument(
         "--format",
-        choices=("jsonl", "csv", "json"),
+        choices=(*TEXT_WRITERS, "parquet"),
         default="jsonl",
-        help="jsonl: one chunk per line (default); csv: metadata as JSON text; json: one array",
+        help="jsonl: one chunk per line (default); json: one array; csv and parquet: "
+        "metadata as JSON text (parquet needs --output and pyarrow). A PDF's chunks list "
+        "their page numbers in metadata.pages",
     )
     split.add_argument("--output", "-o", metavar="PATH", help="write here instead of stdout")
     split.set_defaults(handler=_cmd_split)
@@ -129,8 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
     stats = commands.add_parser(
         "stats",
         parents=[options],
-        help="chunk count and size statistics",
-        description="Count the chunks of FILE and summarise their sizes in the unit.",
+        help="chunk count, size statistics and warnings",
+        description="Count the chunks of FILE, summarise their sizes in the unit and say "
+        "what looks wrong (the warnings the app shows).",
     )
     stats.add_argument("--format", choices=("text", "json"), default="text")
     stats.set_defaults(handler=_cmd_stats)
@@ -142,6 +152,39 @@ def build_parser() -> argparse.ArgumentParser:
     )
     listing.add_argument("--format", choices=("text", "json"), default="text")
     listing.set_defaults(handler=_cmd_strategies)
+
+    export = commands.add_parser(
+        "export",
+        help="the configuration as code for LangChain, LlamaIndex, chonkie, semchunk, ...",
+        description="Write a short snippet that builds the same splitter in another library "
+        "(or with this package's API or command line). Python snippets define "
+        "split(text) -> list[str]. Whether the snippet gives the same chunks (exact), the "
+        "closest settings (approximate) or has no equivalent is printed on stderr.",
+    )
+    export.add_argument(
+        "--config", metavar="CONFIG.json", help="a configuration exported by the app"
+    )
+    export.add_argument("--strategy", "-s", metavar="NAME", help="a strategy (without --config)")
+    export.add_argument(
+        "--param",
+        "-p",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set a strategy parameter, as for split (repeatable)",
+    )
+    export.add_argument("--to", required=True, choices=TARGETS, help="the target library")
+    export.add_argument("--output", "-o", metavar="FILE", help="write here instead of stdout")
+    export.set_defaults(handler=_cmd_export)
+
+    app = commands.add_parser(
+        "app",
+        help="open the explorer in a browser (needs the app extra)",
+        description="Start the Streamlit app installed with this package "
+        "(pip install 'chunk-explorer[app]').",
+    )
+    app.add_argument("--port", type=int, default=8501, metavar="N", help="default 8501")
+    app.set_defaults(handler=_cmd_app)
     return parser
 
 
@@ -177,6 +220,12 @@ def _strategy_options() -> argparse.ArgumentParser:
         "--config",
         metavar="CONFIG.json",
         help="a configuration exported by the app; other flags override it",
+    )
+    options.add_argument(
+        "--encoding",
+        metavar="NAME",
+        help="decode a text file with this encoding (e.g. cp1252, latin-1, cp1251) instead "
+        "of detecting it; the detected encoding and its confidence are reported",
     )
     options.add_argument(
         "--max-mb",
@@ -302,7 +351,8 @@ def prepare(args: argparse.Namespace) -> tuple[Config, Document]:
         config = build_config(loaded.strategy, loaded.params, overrides)
     elif args.strategy not in (None, AUTO):
         config = build_config(args.strategy, {}, overrides)
-    document = read_path(args.file, max_bytes=max_bytes)
+    document = read_path(args.file, max_bytes=max_bytes, encoding=args.encoding)
+    _note_encoding(document)
     if config is None:
         advice = recommend(document.text, document.name, language=document.language)
         print(
@@ -320,23 +370,92 @@ def prepare(args: argparse.Namespace) -> tuple[Config, Document]:
 
 
 def _cmd_split(args: argparse.Namespace) -> int:
+    if args.format == "parquet" and args.output is None:
+        raise ValueError("--format parquet writes a binary file; give it one with --output PATH")
     config, document = prepare(args)
-    chunks = document.with_pages(run(document.text, config))
+    chunks = run(document.text, config)
+    pages = chunk_pages(document, chunks)
     del document  # chunks hold their own text
-    write = WRITERS[args.format]
+    records = iter_records(chunks, pages)
+    if args.format == "parquet":
+        data = to_parquet(records)  # before the file is opened: pyarrow may be missing
+        with _binary_output(args.output) as binary:
+            binary.write(data)
+        return 0
     with _output(args.output) as out:
-        write(chunks, out)
+        TEXT_WRITERS[args.format](records, out)
     return 0
 
 
 def _cmd_stats(args: argparse.Namespace) -> int:
     config, document = prepare(args)
-    stats = size_stats(run(document.text, config), config)
+    report = make_report(document, config, run(document.text, config))
     if args.format == "json":
-        print(json.dumps(stats, indent=2, ensure_ascii=False))
+        payload = {**report.to_dict(), "document": document_info(document)}
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
     else:
-        print(_stats_text(stats))
+        print(f"{'document':<11}{describe_source(document)}")
+        print(stats_text(report))
     return 0
+
+
+def document_info(document: Document) -> dict[str, Any]:
+    """What was read: name, kind, and for text how it was decoded and how sure that is."""
+    return {
+        "name": document.name,
+        "kind": document.kind,
+        "characters": len(document.text),
+        "encoding": document.encoding,
+        "encoding_confidence": document.encoding_confidence,
+        "encoding_warning": document.encoding_warning,
+    }
+
+
+def describe_source(document: Document) -> str:
+    """``notes.txt, text, 1,234 characters, cp1252 (confidence 50%)``."""
+    parts = [document.name, document.kind, f"{len(document.text):,} characters"]
+    if document.encoding:
+        confidence = document.encoding_confidence
+        shown = "" if confidence is None else f" (confidence {confidence:.0%})"
+        parts.append(f"{document.encoding}{shown}")
+    return ", ".join(parts)
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    overrides = {name: ("--param", value) for name, value in map(parse_param, args.param)}
+    if args.config is not None:
+        loaded = load_config(args.config)
+        if args.strategy not in (None, loaded.strategy):
+            raise ValueError(
+                f"--config {args.config} is for strategy {loaded.strategy!r} but --strategy "
+                f"is {args.strategy!r}; drop one of them"
+            )
+        config = build_config(loaded.strategy, loaded.params, overrides)
+    elif args.strategy is not None:
+        config = build_config(args.strategy, {}, overrides)
+    else:
+        raise ValueError("export needs --config CONFIG.json or --strategy NAME")
+    made = snippet(config, args.to)
+    if made.fidelity == "unavailable":
+        raise ValueError(made.note)
+    if args.to in ("langchain", "llamaindex", "chonkie") and "cl100k_base" in made.code:
+        seed_tiktoken_cache()  # the standard name then loads offline on this machine too
+    note = f": {made.note}" if made.note else ""
+    print(f"{PROG}: {args.to} snippet, {made.fidelity}{note}", file=sys.stderr)
+    with _output(args.output) as out:
+        out.write(made.code)
+    return 0
+
+
+def _note_encoding(document: Document) -> None:
+    """Say on stderr how a text file was decoded when the detection was unsure."""
+    if document.encoding_warning:
+        confidence = document.encoding_confidence or 0.0
+        print(
+            f"{PROG}: {document.name}: {document.encoding_warning} (confidence "
+            f"{confidence:.0%}; --encoding NAME to choose)",
+            file=sys.stderr,
+        )
 
 
 def _cmd_strategies(args: argparse.Namespace) -> int:
@@ -347,6 +466,41 @@ def _cmd_strategies(args: argparse.Namespace) -> int:
     else:
         print("\n\n".join(describe_strategy(spec) for spec in registry.values()))
     return 0
+
+
+#: What ``chunk-explorer app`` needs besides the core: the ``app`` extra.
+APP_MODULES = ("streamlit", "plotly", "pandas")
+
+
+def app_script() -> Path:
+    """The app's ``app.py``: the installed ``chunk_explorer_app`` package's, or the checkout's."""
+    spec = importlib.util.find_spec("chunk_explorer_app")
+    folders = list(spec.submodule_search_locations or []) if spec else []
+    folders.append(str(Path(__file__).resolve().parents[1]))  # a checkout that is not installed
+    for folder in folders:
+        script = Path(folder) / "app.py"
+        if script.is_file():
+            return script
+    raise ValueError(f"the app is not installed (no app.py in {', '.join(folders)})")
+
+
+def app_command(port: int) -> list[str]:
+    """The command that serves the app on ``port``."""
+    if not 1 <= port <= 65535:
+        raise ValueError(f"--port must be between 1 and 65535, not {port}")
+    missing = [name for name in APP_MODULES if importlib.util.find_spec(name) is None]
+    if missing:
+        needs = ", ".join(missing)
+        raise ValueError(f"the app needs {needs}; install them: pip install 'chunk-explorer[app]'")
+    script = str(app_script())
+    return [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port)]
+
+
+def _cmd_app(args: argparse.Namespace) -> int:
+    command = app_command(args.port)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(command[0], command)  # Streamlit becomes this process: Ctrl+C, exit status
 
 
 # -------------------------------------------------------------------------- output
@@ -368,6 +522,17 @@ def _output(path: str | None) -> Iterator[TextIO]:
         yield handle
 
 
+@contextmanager
+def _binary_output(path: str) -> Iterator[BinaryIO]:
+    """The binary file at ``path``, with the same message as :func:`_output` on failure."""
+    try:
+        handle = open(path, "wb")  # noqa: SIM115
+    except OSError as exc:
+        raise ValueError(f"cannot write {path}: {exc.strerror or exc}") from None
+    with handle:
+        yield handle
+
+
 def _utf8_stdout() -> None:
     """Chunk data is always written as UTF-8, whatever the locale says."""
     encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("_", "-")
@@ -376,75 +541,37 @@ def _utf8_stdout() -> None:
         reconfigure(encoding="utf-8")
 
 
-def _chunk_json(chunk: Chunk) -> str:
-    return json.dumps(chunk.to_dict(), ensure_ascii=False)
-
-
-def write_jsonl(chunks: Iterable[Chunk], out: TextIO) -> None:
-    """One JSON object per line, written as each chunk comes."""
-    for chunk in chunks:
-        out.write(_chunk_json(chunk) + "\n")
-
-
-def write_json(chunks: Iterable[Chunk], out: TextIO) -> None:
-    """One JSON array, written element by element (never built as one string)."""
-    out.write("[")
-    for i, chunk in enumerate(chunks):
-        out.write(",\n  " if i else "\n  ")
-        out.write(_chunk_json(chunk))
-    out.write("\n]\n")
-
-
-CSV_COLUMNS = ("index", "start", "end", "size", "text", "metadata")
-
-
-def write_csv(chunks: Iterable[Chunk], out: TextIO) -> None:
-    """A header row, then one row per chunk; ``metadata`` is a JSON string."""
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for chunk in chunks:
-        row = chunk.to_dict()
-        row["metadata"] = json.dumps(row["metadata"], ensure_ascii=False)
-        writer.writerow([row[column] for column in CSV_COLUMNS])
-
-
-WRITERS: dict[str, Callable[[Iterable[Chunk], TextIO], None]] = {
-    "jsonl": write_jsonl,
-    "json": write_json,
-    "csv": write_csv,
-}
-
-
 # --------------------------------------------------------------------------- stats
 
 
-def size_stats(chunks: Sequence[Chunk], config: Config) -> dict[str, Any]:
-    """Count, mean, population standard deviation, min and max of the chunk sizes."""
-    summary = describe([chunk.size for chunk in chunks], config.unit)
-    over = sum(1 for c in chunks if any(f.startswith("over limit:") for f in c.flags))
-    return {
-        "strategy": config.strategy,
-        **summary.to_dict(),
-        "limit": config.limit,
-        "over_limit": over,
-        "config": config.to_dict(),
-    }
-
-
-def _stats_text(stats: Mapping[str, Any]) -> str:
-    unit = stats["unit"]
+def stats_text(report: Report) -> str:
+    """The report as aligned ``name value`` lines, then every warning with what to do."""
+    unit = report.unit
+    summary = report.summary[unit]
     rows = [
-        ("strategy", stats["strategy"]),
+        ("strategy", report.strategy),
         ("unit", unit),
-        ("limit", "none" if stats["limit"] is None else f"{stats['limit']} {unit}"),
-        ("chunks", stats["count"]),
-        ("mean", f"{stats['mean']:.1f} {unit}"),
-        ("std", f"{stats['std']:.1f} {unit}"),
-        ("min", f"{stats['min']} {unit}"),
-        ("max", f"{stats['max']} {unit}"),
-        ("over limit", _over_limit_text(stats["over_limit"])),
+        ("limit", "none" if report.limit is None else f"{report.limit} {unit}"),
+        ("chunks", summary.count),
+        ("mean", f"{summary.mean:.1f} {unit}"),
+        ("std", f"{summary.std:.1f} {unit}"),
+        ("min", f"{summary.min} {unit}"),
+        ("max", f"{summary.max} {unit}"),
+        ("over limit", _over_limit_text(report.flagged_over_limit)),
+        ("warnings", len(report.warnings) or "none"),
     ]
-    return "\n".join(f"{name:<11}{value}" for name, value in rows)
+    lines = [f"{name:<11}{value}" for name, value in rows]
+    for warning in report.warnings:
+        lines += _warning_lines(warning)
+    return "\n".join(lines)
+
+
+def _warning_lines(warning: ChunkWarning) -> list[str]:
+    """``  - Title.`` then the message, wrapped and indented under it."""
+    return [
+        f"  - {warning.title}.",
+        *textwrap.wrap(warning.message, 84, initial_indent="    ", subsequent_indent="    "),
+    ]
 
 
 def _over_limit_text(count: int) -> str:

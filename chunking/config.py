@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from .libraries import LIBRARIES
 from .params import Strategy
 from .splitters import BUILT_IN
 
-_REGISTRY: dict[str, Strategy] = {s.name: s for s in BUILT_IN}
+_REGISTRY: dict[str, Strategy] = {s.name: s for s in (*BUILT_IN, *LIBRARIES)}
 
 
 def register(strategy: Strategy) -> Strategy:

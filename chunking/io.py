@@ -19,6 +19,7 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
@@ -74,9 +75,6 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
 _SUSPICIOUS_CONTROLS = re.compile("[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f-\x9f]")
 # More than this share of other control characters means "binary, not text".
 _MAX_CONTROL_RATIO = 0.02
-# Western European default when charset-normalizer finds several equally good answers.
-_WESTERN = "cp1252"
-_CHAOS_TOLERANCE = 0.01
 
 
 class DocumentError(ValueError):
@@ -93,6 +91,11 @@ class Document:
     encoding: str | None
     pages: tuple[tuple[int, int], ...] = ()
     language: str | None = None
+    #: How sure the reader is of ``encoding``, from 0 to 1 (1: a byte-order mark, valid
+    #: UTF-8, or the encoding the user named); None for PDF and DOCX.
+    encoding_confidence: float | None = None
+    #: Why the encoding is uncertain, for the user (None when it is not).
+    encoding_warning: str | None = None
 
     def page_of(self, offset: int) -> int | None:
         """1-based page number containing the character ``offset``; None if not a PDF.
@@ -103,18 +106,29 @@ class Document:
         """
         if not self.pages or offset < 0 or offset > len(self.text):
             return None
-        starts = [start for start, _ in self.pages]
-        return bisect.bisect_right(starts, offset)
+        return bisect.bisect_right(self._page_starts, offset)
+
+    @cached_property
+    def _page_starts(self) -> list[int]:
+        return [start for start, _ in self.pages]
+
+    def pages_of(self, start: int, end: int) -> list[int]:
+        """Every 1-based page number the span ``[start, end)`` touches; [] if not a PDF.
+
+        This is the one form of page numbers in exports: ``metadata["pages"]``.
+        """
+        first = self.page_of(start)
+        last = self.page_of(max(start, end - 1))
+        if first is None or last is None:
+            return []
+        return list(range(first, last + 1))
 
     def with_pages(self, chunks: Iterable[Chunk]) -> list[Chunk]:
-        """The chunks, each with ``metadata["pages"] = [first, last]`` (1-based) for a PDF."""
+        """The chunks, each with ``metadata["pages"]`` (:meth:`pages_of`) for a PDF."""
         if not self.pages:
             return list(chunks)
         return [
-            replace(
-                c,
-                metadata={**c.metadata, "pages": [self.page_of(c.start), self.page_of(c.end - 1)]},
-            )
+            replace(c, metadata={**c.metadata, "pages": self.pages_of(c.start, c.end)})
             for c in chunks
         ]
 
@@ -122,8 +136,16 @@ class Document:
 # --------------------------------------------------------------------------- public
 
 
-def read_path(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES_DEFAULT) -> Document:
-    """Read the file at ``path``; its size is checked before anything is read."""
+def read_path(
+    path: str | os.PathLike[str],
+    *,
+    max_bytes: int = MAX_BYTES_DEFAULT,
+    encoding: str | None = None,
+) -> Document:
+    """Read the file at ``path``; its size is checked before anything is read.
+
+    ``encoding`` overrides the detection for text files (see :func:`read_bytes`).
+    """
     _check_limit(max_bytes)
     name = PurePath(os.fspath(path)).name or os.fspath(path)
     try:
@@ -140,11 +162,18 @@ def read_path(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES_DEFAUL
         raise DocumentError(f"{name} cannot be opened: permission denied") from exc
     except OSError as exc:
         raise DocumentError(f"{name} cannot be read: {exc.strerror or exc}") from exc
-    return read_bytes(data, name, max_bytes=max_bytes)
+    return read_bytes(data, name, max_bytes=max_bytes, encoding=encoding)
 
 
-def read_bytes(data: bytes, name: str, *, max_bytes: int = MAX_BYTES_DEFAULT) -> Document:
-    """Turn the raw bytes of a file called ``name`` into a :class:`Document`."""
+def read_bytes(
+    data: bytes, name: str, *, max_bytes: int = MAX_BYTES_DEFAULT, encoding: str | None = None
+) -> Document:
+    """Turn the raw bytes of a file called ``name`` into a :class:`Document`.
+
+    Text is decoded with ``encoding`` when given (a byte-order mark is still removed),
+    otherwise detected (see :func:`_decode_text`); the document says which encoding was
+    used, how sure the detection is, and why when it is unsure.
+    """
     _check_limit(max_bytes)
     name = PurePath(name).name or name
     _check_size(len(data), name, max_bytes)
@@ -153,33 +182,80 @@ def read_bytes(data: bytes, name: str, *, max_bytes: int = MAX_BYTES_DEFAULT) ->
         return _read_pdf(data, name)
     if kind == "docx":
         return _read_docx(data, name)
-    text, encoding = _decode_text(data, name)
+    decoded = _decode_as(data, name, encoding) if encoding else _decode_text(data, name)
+    text = decoded.text
     if kind == "json" and not _is_json(text):
         kind = "text"
     language = _CODE_LANGUAGES.get(_extension(name)) if kind == "code" else None
-    return Document(text=text, name=name, kind=kind, encoding=encoding, language=language)
+    return Document(
+        text=text,
+        name=name,
+        kind=kind,
+        encoding=decoded.encoding,
+        language=language,
+        encoding_confidence=decoded.confidence,
+        encoding_warning=decoded.warning,
+    )
 
 
 # --------------------------------------------------------------------- decoding
 
 
-def _decode_text(data: bytes, name: str) -> tuple[str, str]:
-    """Decode text bytes and return ``(text, encoding)``; a leading BOM is removed.
+@dataclass(frozen=True)
+class Decoded:
+    """Decoded text, the encoding used, how sure that is (0 to 1) and why not, if not."""
 
-    Order: byte-order marks, BOM-less UTF-16, strict UTF-8, then charset-normalizer.
-    Binary data and whitespace-only text raise :class:`DocumentError`.
+    text: str
+    encoding: str
+    confidence: float = 1.0
+    warning: str | None = None
+
+
+def _decode_text(data: bytes, name: str) -> Decoded:
+    """Decode text bytes; a leading BOM is removed.
+
+    Order: byte-order marks, BOM-less UTF-16, strict UTF-8, then the single-byte and
+    legacy code pages (:func:`_decode_guessed`). Binary data and whitespace-only text
+    raise :class:`DocumentError`.
     """
     decoded = _decode_with_bom(data, name) or _decode_utf16_without_bom(data)
     if decoded is None:
         if b"\x00" in data:
             raise _binary(name)
         decoded = _decode_utf8(data) or _decode_guessed(data, name)
-    text, encoding = decoded
+    _check_text(decoded.text, name)
+    return decoded
+
+
+def _decode_as(data: bytes, name: str, encoding: str) -> Decoded:
+    """Decode with the encoding the user named (a matching byte-order mark is dropped)."""
+    try:
+        codec = codecs.lookup(encoding)
+    except LookupError:
+        raise DocumentError(
+            f"unknown encoding {encoding!r}; use a Python codec name such as utf-8, "
+            "cp1252, latin-1, cp1251 or cp1250"
+        ) from None
+    for bom, bom_encoding in _BOMS:
+        if data.startswith(bom) and codecs.lookup(bom_encoding).name.startswith(codec.name):
+            data = data[len(bom) :]
+            break
+    try:
+        text = data.decode(codec.name)
+    except UnicodeDecodeError as exc:
+        raise DocumentError(
+            f"{name} is not valid {encoding} (byte {exc.start} is "
+            f"{data[exc.start : exc.start + 1]!r}); choose another encoding or let it be detected"
+        ) from None
+    _check_text(text, name)
+    return Decoded(text, codec.name, 1.0)
+
+
+def _check_text(text: str, name: str) -> None:
     if _looks_binary(text):
         raise _binary(name)
     if not text.strip():
         raise DocumentError(f"{name} contains only whitespace; there is nothing to chunk")
-    return text, encoding
 
 
 # ----------------------------------------------------------------------- checks
@@ -250,11 +326,11 @@ def _is_json(text: str) -> bool:
     return True
 
 
-def _decode_with_bom(data: bytes, name: str) -> tuple[str, str] | None:
+def _decode_with_bom(data: bytes, name: str) -> Decoded | None:
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             try:
-                return data[len(bom) :].decode(encoding), encoding
+                return Decoded(data[len(bom) :].decode(encoding), encoding)
             except UnicodeDecodeError as exc:
                 raise DocumentError(
                     f"{name} starts with a {encoding} byte-order mark but is not valid "
@@ -263,7 +339,7 @@ def _decode_with_bom(data: bytes, name: str) -> tuple[str, str] | None:
     return None
 
 
-def _decode_utf16_without_bom(data: bytes) -> tuple[str, str] | None:
+def _decode_utf16_without_bom(data: bytes) -> Decoded | None:
     """Recognise BOM-less UTF-16 by its zero bytes in every other position."""
     if len(data) < 4 or len(data) % 2:
         return None
@@ -276,46 +352,149 @@ def _decode_utf16_without_bom(data: bytes) -> tuple[str, str] | None:
     ):
         if zeros >= 0.3 * half and other <= 0.02 * half:
             try:
-                return data.decode(encoding), encoding
+                return Decoded(data.decode(encoding), encoding, 0.9)
             except UnicodeDecodeError:
                 return None
     return None
 
 
-def _decode_utf8(data: bytes) -> tuple[str, str] | None:
+def _decode_utf8(data: bytes) -> Decoded | None:
     try:
-        return data.decode("utf-8"), "utf-8"
+        return Decoded(data.decode("utf-8"), "utf-8")
     except UnicodeDecodeError:
         return None
 
 
-def _decode_guessed(data: bytes, name: str) -> tuple[str, str]:
-    """Ask charset-normalizer, preferring Windows code pages among equal guesses.
+def _decode_guessed(data: bytes, name: str) -> Decoded:
+    """Decode bytes that are neither UTF-8 nor UTF-16: a single-byte code page, or a
+    multi-byte legacy encoding found by charset-normalizer.
 
-    charset-normalizer often rates several single-byte code pages as equally clean
-    (Latin-1 text "looks fine" as cp1250 too, cp1251 as mac_cyrillic). Among the
-    guesses with the lowest "chaos", the most coherent Windows code page wins, and
-    cp1252 wins ties: it is by far the most common legacy encoding.
+    On short or repetitive text charset-normalizer cannot tell the single-byte code
+    pages apart (French Latin-1 comes out as Baltic cp1257: "Élève" as "Élčve"). So
+    every Windows code page that decodes the bytes is scored by how well its non-ASCII
+    letters fit the alphabet of one language (:func:`_alphabet_fit`); the best fit
+    wins, cp1252 (Western, by far the most common) wins ties, and when another code
+    page that gives a different text fits almost as well the document says so in
+    ``warning`` with a lower ``confidence``.
     """
-    from charset_normalizer import from_bytes
-
-    matches = list(from_bytes(data))
-    if not matches:
-        raise _binary(name)
-    least_chaos = min(match.chaos for match in matches)
-    ranked: list[tuple[float, bool, str]] = []
-    for match in matches:
-        windows = [c for c in match.could_be_from_charset if c.startswith("cp125")]
-        if windows and match.chaos <= least_chaos + _CHAOS_TOLERANCE:
-            encoding = _WESTERN if _WESTERN in windows else windows[0]
-            ranked.append((match.coherence, encoding == _WESTERN, encoding))
-    for _, _, encoding in sorted(ranked, reverse=True):
+    fits: list[tuple[float, int, str, str]] = []
+    for rank, encoding in enumerate(_SINGLE_BYTE):
         try:
-            return data.decode(encoding), encoding
+            text = data.decode(encoding)
         except UnicodeDecodeError:
             continue
-    best = matches[0]
-    return str(best), best.encoding
+        fits.append((_alphabet_fit(text), -rank, encoding, text))
+    fits.sort(reverse=True)
+    if fits and fits[0][0] >= _MIN_FIT:
+        best_fit, _, encoding, text = fits[0]
+        rivals = [f for f in fits[1:] if f[3] != text]
+        if rivals and best_fit - rivals[0][0] < _CLEAR_MARGIN:
+            rival = rivals[0][2]
+            warning = (
+                f"the encoding is uncertain: decoded as {encoding}, but {rival} would also "
+                f"give plausible text; if accented letters look wrong, choose the encoding"
+            )
+            confidence = round(min(best_fit, 0.5), 2)
+            return Decoded(text, encoding, confidence, warning)
+        return Decoded(text, encoding, round(best_fit, 2))
+    return _decode_multibyte(data, name)
+
+
+def _decode_multibyte(data: bytes, name: str) -> Decoded:
+    """charset-normalizer's best guess, for legacy multi-byte encodings (Shift-JIS...)."""
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(data).best()
+    if best is None:
+        raise _binary(name)
+    confidence = round(max(0.0, 1.0 - best.chaos), 2)
+    warning = None
+    if confidence < 0.9:
+        warning = (
+            f"the encoding is uncertain: guessed {best.encoding} "
+            f"(confidence {confidence:.0%}); if the text looks wrong, choose the encoding"
+        )
+    return Decoded(str(best), best.encoding, confidence, warning)
+
+
+#: Single-byte code pages tried, Western first (it wins ties).
+_SINGLE_BYTE = ("cp1252", "cp1250", "cp1251", "cp1257", "cp1254", "cp1253", "cp1255", "cp1256")
+#: Below this fit no single-byte reading is plausible: try multi-byte encodings.
+_MIN_FIT = 0.6
+#: A fit this much better than every differently decoded rival is a clear win.
+_CLEAR_MARGIN = 0.15
+
+_CYRILLIC = "абвгдеёжзийклмнопрстуфхцчшщъыьэюя"
+#: The non-ASCII letters (lower case) of the languages written in those code pages.
+_ALPHABETS: dict[str, frozenset[str]] = {
+    name: frozenset(letters)
+    for name, letters in {
+        "French": "àâæçéèêëîïôœùûüÿ",
+        "German": "äöüß",
+        "Spanish": "áéíñóúü",
+        "Portuguese": "áâãàçéêíóôõú",
+        "Italian": "àèéìíîòóùú",
+        "Dutch": "áéèëïóöü",
+        "Danish/Norwegian": "æøåé",
+        "Swedish/Finnish": "åäöé",
+        "Icelandic": "áðéíóúýþæö",
+        "Czech": "áčďéěíňóřšťúůýž",
+        "Slovak": "áäčďéíĺľňóôŕšťúýž",
+        "Polish": "ąćęłńóśźż",
+        "Hungarian": "áéíóöőúüű",
+        "Croatian/Slovenian": "čćđšž",
+        "Romanian": "ăâîșțşţ",
+        "Lithuanian": "ąčęėįšųūž",
+        "Latvian": "āčēģīķļņšūž",
+        "Estonian": "äöõüšž",
+        "Turkish": "çğıöşüâî",
+        "Russian": _CYRILLIC,
+        "Ukrainian": _CYRILLIC + "єіїґ",
+        "Serbian/Macedonian/Bulgarian": _CYRILLIC + "ђјљњћџѓќѕ",
+        "Greek": "αβγδεζηθικλμνξοπρστυφχψωάέήίόύώϊϋΐΰς",
+        "Hebrew": "אבגדהוזחטיכלמנסעפצקרשתךםןףץ",
+        "Arabic": "ءآأؤإئابةتثجحخدذرزسشصضطظعغفقكلمنهوىي",
+    }.items()
+}
+_NON_LATIN = frozenset().union(
+    *(
+        _ALPHABETS[n]
+        for n in ("Ukrainian", "Serbian/Macedonian/Bulgarian", "Greek", "Hebrew", "Arabic")
+    )
+)
+#: Non-ASCII characters that are at home in text of any of those languages.
+_NEUTRAL = frozenset("\u00a0’‘“”„‚–—…«»‹›¿¡€£¥¢°·•©®™§×÷½¼¾²³µ")
+
+
+def _alphabet_fit(text: str) -> float:
+    """How well the non-ASCII characters of ``text`` fit one language, from 0 to 1.
+
+    The share of its non-ASCII letters and stray symbols that belong to the alphabet of
+    the single best-fitting language; typographic punctuation counts for nothing. A
+    letter of another script glued to a Latin letter (``"йcole"``, Latin-1 read as
+    cp1251) fits no language.
+    """
+    counts: dict[str, int] = {}
+    for i, ch in enumerate(text):
+        if ch < "\x80" or ch in _NEUTRAL:
+            continue
+        lower = ch.lower()
+        if lower in _NON_LATIN and (_ascii_letter(text, i - 1) or _ascii_letter(text, i + 1)):
+            lower = "mixed scripts"
+        counts[lower] = counts.get(lower, 0) + 1
+    total = sum(counts.values())
+    if total == 0:
+        return 1.0
+    return (
+        max(
+            sum(n for ch, n in counts.items() if ch in alphabet) for alphabet in _ALPHABETS.values()
+        )
+        / total
+    )
+
+
+def _ascii_letter(text: str, i: int) -> bool:
+    return 0 <= i < len(text) and text[i].isascii() and text[i].isalpha()
 
 
 # ------------------------------------------------------------------ PDF and DOCX

@@ -78,12 +78,18 @@ UNSPLITTABLE = "over limit: unsplittable"
 
 def build_chunks(text: str, pieces: Iterable[Piece], sizer: Sizer) -> list[Chunk]:
     """Number the pieces, cut their text and measure them: the one place where every
-    strategy's pieces become chunks. Empty pieces are dropped."""
+    strategy's pieces become chunks.
+
+    Empty pieces and pieces of whitespace alone are dropped: they carry nothing to
+    embed or retrieve, and every non-whitespace character stays covered without them.
+    """
     chunks: list[Chunk] = []
     for start, end, metadata, size in pieces:
         if end <= start:
             continue
         piece_text = text[start:end]
+        if piece_text.isspace():
+            continue
         if size is None:
             size = sizer.size(piece_text)
         chunks.append(Chunk(len(chunks), start, end, piece_text, size, metadata))

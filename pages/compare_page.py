@@ -9,7 +9,7 @@ from chunking import Config, strategies
 from chunking.report import agreement_matrix
 from chunking.viz.figures import agreement_heatmap, boundary_strip, overlaid_histograms
 from chunking.viz.render import render_window
-from pages import common
+from pages import common, kit
 
 COUNT_KEY = "cmp.count"
 K_KEY = "cmp.k"
@@ -180,3 +180,11 @@ for column, letter in zip(st.columns(len(chunked)), chunked, strict=True):
         st.markdown(f"**{names[letter]}**")
         unit = configs[letter].unit
         st.html(render_window(text, chunked[letter], start, end, unit=unit))
+
+# --- export as code ------------------------------------------------------------------
+st.subheader("Export as code")
+code_columns = st.columns(len(chunked))
+for column, letter in zip(code_columns, chunked, strict=True):
+    with column:
+        st.markdown(f"**{names[letter]}**")
+        kit.code_export(configs[letter], key=f"cmp.code.{letter}")

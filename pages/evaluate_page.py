@@ -1,16 +1,13 @@
 """Evaluate: how well do chunks answer questions? Gold-span retrieval scores, sweeps,
 advice, and a query playground for documents without gold data.
 
-The document text shared with the rest of the app is read from
-``st.session_state["document_text"]``, or from the sidebar's document
-(:func:`pages.common.current_source`); without either, the page asks for an upload.
-Every piece of document text shown as HTML is escaped first
-(:mod:`chunking.viz.evidence`).
+The document is the sidebar's (:func:`pages.common.current_source`), nothing else;
+strategies, their parameters and the default model come from the registry. Every piece
+of document text shown as HTML is escaped first (:mod:`chunking.viz.evidence`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -20,7 +17,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from chunking import Chunk, Config, run, strategies
+from chunking import UNITS, Config, get_strategy, strategies
 from chunking.embedding.models import EmbeddingError, get_embedder
 from chunking.evaluation import (
     METRIC_LABELS,
@@ -39,16 +36,15 @@ from chunking.evaluation.advice import report
 from chunking.evaluation.sweep import Digest, Grid, config_label, digest, parse_values, sweep
 from chunking.viz.evaluation import metrics_vs_size, question_scores
 from chunking.viz.evidence import EVIDENCE_CSS, LEGEND_HTML, evidence_html
-from pages import common
+from pages import common, kit
 
-#: Prefix of this page's widget keys (file uploaders use ``eval_upload.``).
+#: Prefix of this page's widget keys (the question file uploader: ``eval_upload.``).
 P = "eval."
-SHARED_TEXT_KEY = "document_text"
 OWN_ID = "document"
 CHROMA_CORPORA = ("state_of_the_union", "chatlogs", "wikitexts", "pubmed", "finance")
 DEFAULT_CORPORA = ["state_of_the_union", "chatlogs"]
 MODELS = {
-    "all-MiniLM-L6-v2": "all-MiniLM-L6-v2 (bundled, real)",
+    kit.default_model(): f"{kit.default_model()} (bundled, real)",
     "hash": "hash (instant fake, for trying the page)",
 }
 BUNDLED = "chroma-eval (bundled questions)"
@@ -58,57 +54,21 @@ OWN = "My document + question file"
 # ------------------------------------------------------------------------- documents
 
 
-def shared_document() -> tuple[str, str] | None:
-    """``(name, text)`` of the document the rest of the app is showing, if any."""
-    text = st.session_state.get(SHARED_TEXT_KEY)
-    if isinstance(text, str) and text.strip():
-        return "the app's document", text
+def sidebar_document() -> tuple[str, str] | None:
+    """``(name, text)`` of the sidebar's document, shown in a caption; or None after
+    saying where to choose one."""
     source = common.current_source()
-    if source is not None and source.document.text.strip():
-        return source.document.name, source.document.text
-    return None
-
-
-def document_or_upload(key: str) -> tuple[str, str] | None:
-    """The shared document, or one uploaded here (UTF-8 text)."""
-    shared = shared_document()
-    if shared is not None:
-        st.caption(f"Document: **{shared[0]}** ({len(shared[1]):,} characters), from the app.")
-        return shared
-    upload = st.file_uploader(
-        "Document (.md, .txt)",
-        type=["md", "txt"],
-        key=key,
-        help="No document is open in the app; upload one here.",
-    )
-    if upload is None:
-        st.info("Open a document in the app, or upload one above.")
+    if source is None or not source.document.text.strip():
+        st.info("Choose a document in the sidebar: pick a sample, paste text or upload a file.")
         return None
-    try:
-        return upload.name, upload.getvalue().decode("utf-8-sig")
-    except UnicodeDecodeError:
-        st.error(f"{upload.name} is not UTF-8 text; save it as UTF-8 and upload it again.")
-        return None
-
-
-def text_key(text: str) -> str:
-    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+    name, text = source.document.name, source.document.text
+    st.caption(f"Document: **{name}** ({len(text):,} characters), from the sidebar.")
+    return name, text
 
 
 @st.cache_resource(show_spinner="Loading chroma-eval…", max_entries=8)
 def _chroma(corpora: tuple[str, ...]) -> tuple[dict[str, str], list[Question]]:
     return load_chroma_eval(list(corpora))
-
-
-@st.cache_resource(show_spinner="Loading the embedding model…", max_entries=4)
-def _embedder(model: str):  # -> Embedder (shared, holds the vector cache)
-    return get_embedder(model)
-
-
-@st.cache_resource(show_spinner=False, max_entries=64)
-def _chunks(key: str, config_json: str, _text: str) -> tuple[Chunk, ...]:
-    # cache_resource: chunks are immutable and their read-only metadata cannot be pickled.
-    return tuple(run(_text, Config.from_dict(json.loads(config_json))))
 
 
 # ------------------------------------------------------------------------ questions
@@ -150,7 +110,7 @@ def bundled_questions() -> QuestionSet | None:
 
 
 def own_questions() -> QuestionSet | None:
-    document = document_or_upload("eval_upload.document")
+    document = sidebar_document()
     upload = st.file_uploader(
         "Question file (.csv or .jsonl)",
         type=["csv", "jsonl", "json", "ndjson"],
@@ -172,7 +132,8 @@ def own_questions() -> QuestionSet | None:
         st.error(f"The question file cannot be used: {exc}")
         return None
     st.caption(f"{len(questions)} questions on {document[0]}.")
-    key = f"own:{text_key(document[1])}:{text_key(upload.getvalue().decode('utf-8', 'replace'))}"
+    questions_key = kit.text_key(upload.getvalue().decode("utf-8", "replace"))
+    key = f"own:{kit.text_key(document[1])}:{questions_key}"
     return QuestionSet(key, documents, questions)
 
 
@@ -207,19 +168,14 @@ def grid_controls() -> tuple[Grid, Settings, str] | None:
         )
         units = cols[3].multiselect(
             "Units",
-            ["tokens", "chars", "words"],
+            list(UNITS),
             default=["tokens"],
             persist_state=common.PERSIST,
             key=f"{P}units",
         )
         cols = st.columns([3, 2, 2, 2])
-        model = cols[0].selectbox(
-            "Embedding model",
-            list(MODELS),
-            format_func=MODELS.get,
-            persist_state=common.PERSIST,
-            key=f"{P}model",
-        )
+        with cols[0]:
+            model = model_select(f"{P}model")
         top_k = cols[1].number_input(
             "Top k", 1, 50, 5, persist_state=common.PERSIST, key=f"{P}top_k"
         )
@@ -281,7 +237,7 @@ def _sweep(
     # hit, and a progress bar created outside cannot be. warm_up() shows the progress.
     grid = Grid.from_dict(json.loads(grid_json))
     settings = Settings(**json.loads(settings_json))
-    return digest(sweep(_qs.documents, _qs.questions, grid, _embedder(model), settings))
+    return digest(sweep(_qs.documents, _qs.questions, grid, get_embedder(model), settings))
 
 
 def grid_json(grid: Grid) -> str:
@@ -298,26 +254,15 @@ def warm_up(qs: QuestionSet, grid: Grid, model: str, run_key: str) -> None:
     warmed: dict[str, tuple[int, int]] = st.session_state.setdefault(f"{P}warmed", {})
     if run_key in warmed:
         return
-    embedder = _embedder(model)
+    embedder = get_embedder(model)
     before = embedder.encoded
     configs, _ = grid.configs()
     ids = list(dict.fromkeys(q.corpus_id for q in qs.questions))
-    bar = st.progress(0.0, text="Chunking…")
-    try:
-        texts = [q.text for q in qs.questions]
-        for number, config in enumerate(configs, start=1):
-            bar.progress(0.0, text=f"Chunking {number}/{len(configs)}: {config_label(config)}")
-            for i in ids:
-                doc = qs.documents[i]
-                texts.extend(c.text for c in _chunks(text_key(doc), config.to_json(), doc))
-        embedder.embed(
-            texts,
-            progress=lambda done, total: bar.progress(
-                done / max(total, 1), text=f"Embedding {done:,} of {total:,} texts…"
-            ),
-        )
-    finally:
-        bar.empty()
+    texts = [q.text for q in qs.questions]
+    for config in configs:  # each shows "Chunking…" the first time
+        for i in ids:
+            texts.extend(c.text for c in kit.chunks(qs.documents[i], config))
+    kit.embed_with_progress(embedder, texts, "Embedding the questions and every chunk")
     warmed[run_key] = (len(texts), embedder.encoded - before)
 
 
@@ -423,18 +368,33 @@ def question_view(result: Digest, qs: QuestionSet) -> None:
 
 
 def hit_table(
-    text: str, hits: Sequence[tuple[int, int, int, float]], gold: np.ndarray
+    text: str,
+    hits: Sequence[tuple[int, int, int, float]],
+    gold: np.ndarray | None = None,
+    chunk_ids: Sequence[int] | None = None,
 ) -> pd.DataFrame:
-    """The retrieved chunks of one question: rank, score, offsets, gold characters, text."""
-    return pd.DataFrame(
-        {
-            "rank": [h[2] for h in hits],
-            "score": [round(h[3], 4) for h in hits],
-            "start": [h[0] for h in hits],
-            "end": [h[1] for h in hits],
-            "gold chars": [overlap(as_spans([(h[0], h[1])]), gold) for h in hits],
-            "text": [" ".join(text[h[0] : h[1]].split())[:120] for h in hits],
-        }
+    """The retrieved chunks of one question: rank, score, the chunk's number (when
+    given), offsets, gold characters (when there are gold spans) and the text."""
+    table = pd.DataFrame({"rank": [h[2] for h in hits], "score": [round(h[3], 4) for h in hits]})
+    if chunk_ids is not None:
+        table["chunk"] = [int(i) for i in chunk_ids]
+    table["start"], table["end"] = [h[0] for h in hits], [h[1] for h in hits]
+    if gold is not None:
+        table["gold chars"] = [overlap(as_spans([(h[0], h[1])]), gold) for h in hits]
+    table["text"] = [" ".join(text[h[0] : h[1]].split())[:120] for h in hits]
+    return table
+
+
+def model_select(key: str) -> str:
+    """The embedding model: the registry's default (bundled) or the fast fake."""
+    return str(
+        st.selectbox(
+            "Embedding model",
+            list(MODELS),
+            format_func=MODELS.get,
+            persist_state=common.PERSIST,
+            key=key,
+        )
     )
 
 
@@ -465,29 +425,24 @@ def evaluation_section() -> None:
 
 
 def playground_config() -> tuple[Config, int] | None:
+    """A strategy with its size, overlap and unit (the registry's widgets), and top k."""
     names = [n for n, s in strategies().items() if s.limit_param]
-    cols = st.columns(5)
-    name = cols[0].selectbox("Strategy", names, key=f"{P}pg_strategy")
-    spec = strategies()[name]
-    params: dict[str, Any] = {}
-    if spec.limit_param:
-        params[spec.limit_param] = cols[1].number_input("Size", 1, 100_000, 200, key=f"{P}pg_size")
-    if "overlap" in spec.param_names:
-        params["overlap"] = cols[2].number_input("Overlap", 0, 100_000, 0, key=f"{P}pg_overlap")
-    if "unit" in spec.param_names:
-        choices = list(spec.param("unit").choices or ("tokens",))
-        params["unit"] = cols[3].selectbox(
-            "Unit",
-            choices,
-            key=f"{P}pg_unit",
-            index=choices.index("tokens") if "tokens" in choices else 0,
+    cols = st.columns([2, 5, 1])
+    name = cols[0].selectbox("Strategy", names, persist_state=common.PERSIST, key=f"{P}pg_strategy")
+    spec = get_strategy(name)
+    shown = [n for n in (spec.limit_param, "overlap", "unit") if n in spec.param_names]
+    with cols[1]:
+        values = kit.param_controls(
+            name, shown, lambda p: kit.param_key(name, p, f"{P}pg."), columns=len(shown)
         )
-    top_k = int(cols[4].number_input("Top k", 1, 50, 5, key=f"{P}pg_k"))
-    try:
-        return Config.create(name, **params), top_k
-    except ValueError as exc:
-        st.error(f"Invalid configuration: {exc}")
+    top_k = int(
+        cols[2].number_input("Top k", 1, 50, 5, persist_state=common.PERSIST, key=f"{P}pg_k")
+    )
+    built = common.build_config(name, values)
+    if isinstance(built, str):
+        st.error(built)
         return None
+    return built, top_k
 
 
 def playground_section() -> None:
@@ -495,18 +450,12 @@ def playground_section() -> None:
         "For a document without gold answers: type a question and see which chunks a "
         "retriever would return, highlighted in the document with their cosine scores."
     )
-    document = document_or_upload("eval_upload.playground")
+    document = sidebar_document()
     if document is None:
         return
     name, text = document
     chosen = playground_config()
-    model = st.selectbox(
-        "Embedding model",
-        list(MODELS),
-        format_func=MODELS.get,
-        persist_state=common.PERSIST,
-        key=f"{P}pg_model",
-    )
+    model = model_select(f"{P}pg_model")
     query = st.text_input(
         "Query",
         persist_state=common.PERSIST,
@@ -516,21 +465,21 @@ def playground_section() -> None:
     if chosen is None or not query.strip():
         return
     config, top_k = chosen
-    try:
-        chunks = _chunks(text_key(text), config.to_json(), text)
-        embedder = _embedder(model)
-    except (ValueError, EmbeddingError) as exc:
-        st.error(str(exc))
+    chunks = kit.safe_chunks(text, config)
+    if isinstance(chunks, str):
+        st.error(chunks)
         return
-    bar = st.progress(0.0, text=f"Embedding {len(chunks):,} chunks…")
-    vectors = embedder.embed(
-        [c.text for c in chunks],
-        progress=lambda done, total: bar.progress(
-            done / max(total, 1), text=f"Embedding {total:,} chunks…"
-        ),
-    )
-    bar.empty()
-    asked = embedder.embed([query])[0]
+    embedder = kit.load_embedder(model)
+    if embedder is None:
+        return
+    try:
+        vectors = kit.embed_with_progress(
+            embedder, [c.text for c in chunks], f"Embedding {len(chunks):,} chunks"
+        )
+        asked = embedder.embed([query])[0]
+    except EmbeddingError as exc:
+        kit.model_error(f"The model could not embed the chunks: {exc}")
+        return
     scores = vectors @ asked
     top = np.argsort(-scores, kind="stable")[:top_k]
     hits = [
@@ -539,19 +488,7 @@ def playground_section() -> None:
     st.caption(f"{config_label(config)} · {len(chunks):,} chunks of {name}")
     st.html(f"<style>{EVIDENCE_CSS}</style>")
     st.html(evidence_html(text, np.zeros((0, 2), dtype=np.int64), hits))
-    st.dataframe(
-        pd.DataFrame(
-            {
-                "rank": [h[2] for h in hits],
-                "score": [round(h[3], 4) for h in hits],
-                "chunk": [int(i) for i in top],
-                "start": [h[0] for h in hits],
-                "end": [h[1] for h in hits],
-                "text": [" ".join(chunks[i].text.split())[:120] for i in top],
-            }
-        ),
-        hide_index=True,
-    )
+    st.dataframe(hit_table(text, hits, chunk_ids=top), hide_index=True)
 
 
 # ---------------------------------------------------------------------------- page

@@ -6,8 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from chunking.viz.figures import size_histogram
-from chunking.viz.render import LEGEND_HTML, page_of_chunk, paginate, render_page, render_window
-from pages import common
+from chunking.viz.render import page_of_chunk, paginate, render_window
+from pages import common, kit
 
 PAGE_KEY = "explore.page"
 CHUNK_KEY = "explore.chunk"
@@ -73,25 +73,7 @@ with right:
 
 # --- boundary view -------------------------------------------------------------------
 st.subheader("Document with chunk boundaries")
-common.clamp_state(PAGE_KEY, 1, len(pages))
-nav, info = st.columns([1, 4], vertical_alignment="bottom")
-number = nav.number_input(
-    f"Page (of {len(pages)})",
-    min_value=1,
-    max_value=len(pages),
-    step=1,
-    persist_state=common.PERSIST,
-    key=PAGE_KEY,
-    help="Large documents are drawn a page at a time so the browser stays responsive.",
-)
-page = pages[int(number) - 1]
-info.caption(
-    f"Chunks {page.first}–{page.last - 1} (of {len(chunks):,}, numbered from 0), characters "
-    f"{page.start:,}–{page.end:,} of {len(document.text):,}. Hover over the text to see "
-    "each chunk's index, offsets and size; a red bar marks where a chunk starts."
-)
-st.html(LEGEND_HTML)
-st.html(render_page(document.text, chunks, page, unit=unit))
+kit.paged_text(document.text, chunks, PAGE_KEY, unit=unit, pages=pages)
 
 # --- chunks --------------------------------------------------------------------------
 st.subheader("Chunks")
@@ -129,7 +111,7 @@ with detail_col:
         **{u: analysis.sizes[u][index] for u in analysis.sizes},
     }
     if analysis.pages[index] is not None:
-        details["page"] = analysis.pages[index]
+        details["pages"] = analysis.pages[index]
     details["metadata"] = dict(chunk.metadata)
     st.json(details, expanded=True)
 
@@ -154,3 +136,7 @@ for col, (label, data, ext, mime) in zip(st.columns(len(downloads)), downloads, 
         icon=":material/download:",
         width="stretch",
     )
+
+# --- export as code ------------------------------------------------------------------
+st.subheader("Export as code")
+kit.code_export(config, key="explore.code")

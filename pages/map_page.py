@@ -5,21 +5,21 @@ The sidebar's configuration (A) can be mapped together with up to three others (
 Compare page's configurations or presets): one UMAP is fitted on the union of all their
 chunk embeddings, so their points share one space. ``random_state`` is fixed, so the
 same chunks always give the same map. Selecting points shows their text and where they
-sit in the document. Other pages can hand settings over through :data:`REQUEST_KEY`.
+sit in the document. Other pages hand settings over with ``kit.hand_over("map", ...)``:
+``with`` (preset names), ``colour`` and ``dims``. When there are more chunks than the
+page maps, every configuration keeps at least one point (:func:`point_budgets`).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
 
-from chunking import Chunk, Config, strategies
+from chunking import Chunk, Config, get_strategy, strategies
 from chunking.embedding.models import ChunkEmbeddings, Embedder, EmbeddingError, embed_chunks
-from chunking.embedding.models import get_embedder as load_model
 from chunking.embedding.projection import (
     DEFAULT_MIN_DIST,
     DEFAULT_NEIGHBORS,
@@ -39,7 +39,7 @@ from chunking.viz.semantic import (
     embedding_map,
     selected_chunks,
 )
-from pages import common
+from pages import common, kit
 
 P = "map."
 DIMS_KEY = P + "dims"
@@ -48,13 +48,12 @@ WITH_KEY = P + "with"
 NEIGHBORS_KEY = P + "n_neighbors"
 MIN_DIST_KEY = P + "min_dist"
 MODEL_KEY = P + "model"
-#: A dict (``with``: list of preset names, ``colour``, ``dims``) to apply once.
-REQUEST_KEY = "_map_request"
+#: The name under which other pages hand settings to this one (:func:`kit.hand_over`).
+PAGE = "map"
 #: The document key whose chunks the user agreed to sample.
 SAMPLE_KEY = "_map_sample"
 MAX_POINTS_ENV = "CHUNK_EXPLORER_MAX_MAP_POINTS"
 DEFAULT_MAX_POINTS = 10_000
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
 LETTERS = "ABCD"
 MAX_SHOWN = 12
 CONTEXT_CHARS = 300
@@ -86,19 +85,6 @@ class Mapped:
 # ---------------------------------------------------------------------- settings
 
 
-def max_points() -> tuple[int, str | None]:
-    """The point limit from ``CHUNK_EXPLORER_MAX_MAP_POINTS`` and any problem with it."""
-    raw = os.environ.get(MAX_POINTS_ENV, "").strip()
-    if not raw:
-        return DEFAULT_MAX_POINTS, None
-    if raw.isdigit() and int(raw) >= 10:
-        return int(raw), None
-    return DEFAULT_MAX_POINTS, (
-        f"{MAX_POINTS_ENV}={raw!r} is not a whole number of at least 10; "
-        f"using {DEFAULT_MAX_POINTS:,}"
-    )
-
-
 def preset_configs() -> dict[str, Config]:
     """The presets whose strategy exists, as validated configurations."""
     registry = strategies()
@@ -114,23 +100,18 @@ def preset_configs() -> dict[str, Config]:
 
 def compare_configs() -> dict[str, Config]:
     """The Compare page's configurations B-D, as its widgets last held them."""
-    registry = strategies()
     count = int(st.session_state.get("cmp.count", 0) or 0)
     out = {}
     for letter in LETTERS[1:count]:
-        name = st.session_state.get(f"cmp.{letter}.{common.STRATEGY_KEY}")
-        if name not in registry:
-            continue
-        values = common.read_params(registry[name], prefix=f"cmp.{letter}.")
-        built = common.build_config(name, values)
-        if isinstance(built, Config):
-            out[f"Compare {letter}: {common.short_label(built)}"] = built
+        config = common.config_from_state(prefix=f"cmp.{letter}.")
+        if config is not None:
+            out[f"Compare {letter}: {common.short_label(config)}"] = config
     return out
 
 
 def _initial_settings(options: Sequence[str]) -> None:
-    request = st.session_state.pop(REQUEST_KEY, None)
-    if isinstance(request, Mapping):
+    request = kit.take_over(PAGE)
+    if request is not None:
         wanted = [f"Preset: {name}" for name in request.get("with", ())]
         st.session_state[WITH_KEY] = [w for w in wanted if w in options][:3]
         if request.get("colour") in COLOUR_MODES:
@@ -141,17 +122,8 @@ def _initial_settings(options: Sequence[str]) -> None:
     st.session_state.setdefault(COLOUR_KEY, "position")
     st.session_state.setdefault(NEIGHBORS_KEY, DEFAULT_NEIGHBORS)
     st.session_state.setdefault(MIN_DIST_KEY, DEFAULT_MIN_DIST)
-    st.session_state.setdefault(MODEL_KEY, DEFAULT_MODEL)
     kept = [w for w in st.session_state.get(WITH_KEY, []) if w in options]
     st.session_state[WITH_KEY] = kept[:3]
-
-
-def _use_bundled_model() -> None:
-    st.session_state[MODEL_KEY] = DEFAULT_MODEL
-
-
-def _sample(key: str | None) -> None:
-    st.session_state[SAMPLE_KEY] = key
 
 
 # ----------------------------------------------------------------- cached steps
@@ -162,12 +134,6 @@ def _chunk_embeddings(
     key: str, config_json: str, model: str, _chunks: tuple[Chunk, ...], _embedder: Embedder
 ) -> ChunkEmbeddings:
     return embed_chunks(_chunks, _embedder)
-
-
-@st.cache_resource(show_spinner=False)
-def _embedded() -> set[tuple[str, str, str]]:
-    """Chunkings embedded in this process, so that cached ones skip the progress pass."""
-    return set()
 
 
 @st.cache_resource(show_spinner=False)
@@ -189,20 +155,13 @@ def _projection(
 def embeddings_for(source: common.Source, mapped: Mapped, embedder: Embedder) -> ChunkEmbeddings:
     """The chunks' embeddings (cached); the first time, embedded with progress shown."""
     config_json = mapped.config.to_json()
-    marker = (source.key, config_json, embedder.name)
-    if marker not in _embedded():
-        holder = st.empty()
-        label = f"Embedding the {len(mapped.chunks):,} chunks of {mapped.name}"
-
-        def update(done: int, total: int) -> None:
-            if total and done < total:
-                holder.progress(done / total, text=f"{label}: {done:,} of {total:,}")
-
-        embedder.embed([c.text for c in mapped.chunks], progress=update)
-        holder.empty()
-    result = _chunk_embeddings(source.key, config_json, embedder.name, mapped.chunks, embedder)
-    _embedded().add(marker)
-    return result
+    kit.embed_once(
+        ("map", source.key, config_json, embedder.name),
+        embedder,
+        lambda: [c.text for c in mapped.chunks],
+        f"Embedding the {len(mapped.chunks):,} chunks of {mapped.name}",
+    )
+    return _chunk_embeddings(source.key, config_json, embedder.name, mapped.chunks, embedder)
 
 
 def projection_for(
@@ -262,6 +221,23 @@ def chunk_all(source: common.Source, pairs: Sequence[tuple[str, Config]]) -> lis
     return mapped
 
 
+def point_budgets(counts: Sequence[int], limit: int) -> list[int]:
+    """How many points of each configuration to draw, ``limit`` in all (when there are
+    more chunks): shares in proportion to the chunk counts, but at least one point for
+    every configuration with chunks, so that none vanishes from the map."""
+    total = sum(counts)
+    if total <= limit:
+        return list(counts)
+    budgets = [min(n, max(1, limit * n // total)) for n in counts]
+    by_remainder = sorted(range(len(counts)), key=lambda i: limit * counts[i] % total)
+    for i in reversed(by_remainder):  # hand out what rounding down left over
+        if sum(budgets) < limit and budgets[i] < counts[i]:
+            budgets[i] += 1
+    while sum(budgets) > limit and max(budgets) > 1:  # the ones raised to 1 took points
+        budgets[budgets.index(max(budgets))] -= 1
+    return budgets
+
+
 def limit_points(source: common.Source, mapped: list[Mapped], limit: int) -> list[Mapped]:
     """Offer an even sample when there are more chunks than ``limit``; stop until then."""
     total = sum(len(m.chunks) for m in mapped)
@@ -276,19 +252,24 @@ def limit_points(source: common.Source, mapped: list[Mapped], limit: int) -> lis
         st.button(
             f"Map an even sample of {limit:,} chunks",
             key="map_sample",
-            on_click=_sample,
-            args=(source.key,),
+            on_click=kit.set_state,
+            args=(SAMPLE_KEY, source.key),
             type="primary",
         )
         st.stop()
-    st.info(f"Showing an even sample of about {limit:,} of the {total:,} chunks.")
-    st.button("Map every chunk", key="map_unsample", on_click=_sample, args=(None,))
-    return [
-        Mapped(
-            m.name, m.config, m.chunks, even_sample(len(m.chunks), limit * len(m.chunks) // total)
-        )
-        for m in mapped
+    budgets = point_budgets([len(m.chunks) for m in mapped], limit)
+    sampled = [
+        Mapped(m.name, m.config, m.chunks, even_sample(len(m.chunks), budget))
+        for m, budget in zip(mapped, budgets, strict=True)
     ]
+    each = "; ".join(f"{m.name}: {len(m.shown):,} of {len(m.chunks):,}" for m in sampled)
+    st.info(
+        f"Showing an even sample of about {limit:,} of the {total:,} chunks ({each}); every "
+        "configuration keeps at least one point."
+    )
+    unsample = (SAMPLE_KEY, None)
+    st.button("Map every chunk", key="map_unsample", on_click=kit.set_state, args=unsample)
+    return sampled
 
 
 def map_points(coords: np.ndarray, mapped: Sequence[Mapped], length: int) -> MapPoints:
@@ -303,21 +284,6 @@ def map_points(coords: np.ndarray, mapped: Sequence[Mapped], length: int) -> Map
             size.append(c.end - c.start)
             preview.append(" ".join(c.text.split()[:14]))
     return MapPoints(coords, [m.name for m in mapped], group, chunk, position, size, preview)
-
-
-def load_embedder(model: str) -> Embedder | None:
-    """The embedder, or None after showing what to do when it cannot be loaded."""
-    try:
-        with st.spinner("Loading the embedding model…"):
-            return load_model(model)
-    except EmbeddingError as exc:
-        st.error(
-            f"The embedding model could not be loaded: {exc}\n\nUse the bundled "
-            f"{DEFAULT_MODEL} (the button below), enter the path of a local "
-            "sentence-transformers model, or enter 'hash' for a fast fake model."
-        )
-        st.button("Use the bundled model", on_click=_use_bundled_model, key="map_use_bundled")
-        return None
 
 
 # ---------------------------------------------------------------------- sections
@@ -335,14 +301,9 @@ def data_controls(options: Sequence[str]) -> tuple[list[str], str]:
         help="The Compare page's configurations and a few presets. All are projected "
         "together: one UMAP fitted on every configuration's chunk embeddings.",
     )
-    model = right.text_input(
-        "Model",
-        key=MODEL_KEY,
-        persist_state=common.PERSIST,
-        help=f"{DEFAULT_MODEL} (bundled, offline), a local sentence-transformers model "
-        "directory, or 'hash' (a fast fake).",
-    )
-    return chosen, model
+    with right:
+        model = kit.param_widget(get_strategy("semantic").param("model"), MODEL_KEY, "Model")
+    return chosen, str(model)
 
 
 def view_controls() -> tuple[int, str, int, float]:
@@ -419,15 +380,13 @@ def main() -> None:
     options = {**compare_configs(), **preset_configs()}
     _initial_settings(list(options))
     chosen, model = data_controls(list(options))
-    limit, problem = max_points()
-    if problem:
-        st.warning(problem)
+    limit = kit.env_limit(MAX_POINTS_ENV, DEFAULT_MAX_POINTS, minimum=10)
     mapped = chunk_all(source, choose_configs(first, chosen, options))
     if not mapped:
         st.warning("No configuration produced chunks to map. Try another strategy.")
         st.stop()
     mapped = limit_points(source, mapped, limit)
-    embedder = load_embedder(model)
+    embedder = kit.load_embedder(model, model_key=MODEL_KEY)
     if embedder is None:
         st.stop()
     map_view(embed_all(source, mapped, embedder))
@@ -441,11 +400,7 @@ def embed_all(source: common.Source, mapped: Sequence[Mapped], embedder: Embedde
         try:
             embedded = embeddings_for(source, m, embedder)
         except EmbeddingError as exc:
-            st.error(
-                f"The model could not embed the chunks of {m.name}: {exc}\n\nTry the "
-                f"bundled {DEFAULT_MODEL} or another model."
-            )
-            st.button("Use the bundled model", on_click=_use_bundled_model, key="map_use_bundled")
+            kit.model_error(f"The model could not embed the chunks of {m.name}: {exc}", MODEL_KEY)
             st.stop()
         vectors.append(embedded.vectors[list(m.shown)])
         truncated += sum(1 for i in m.shown if i in embedded.flags)
@@ -516,4 +471,5 @@ def show_map(
         show_selection(text, mapped, chosen)
 
 
-main()
+if __name__ == "__main__":  # Streamlit runs pages as __main__; tests import the helpers
+    main()

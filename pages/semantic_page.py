@@ -3,14 +3,14 @@
 The document's sentence windows are embedded once per (text, model, buffer size) and
 the analysis is kept with ``st.cache_resource``; the method, threshold and size bounds
 re-chunk from it (``SemanticAnalysis.chunk``) without embedding again. The page has its
-own semantic settings (keys ``sem.*``, kept for the whole session); other pages can
-hand settings over through :data:`REQUEST_KEY`.
+own semantic settings (keys ``sem.*``, kept for the whole session), drawn from the
+``semantic`` strategy's parameters in the registry (defaults, ranges, help); other pages
+hand settings over with ``kit.hand_over("semantic", ...)``.
 """
 
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,8 +19,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from chunking import Config, strategies
-from chunking.embedding.models import Embedder, EmbeddingError, get_embedder
+from chunking import Config, get_strategy, strategies
+from chunking.embedding.models import Embedder, EmbeddingError
 from chunking.engine.spans import sentence_spans
 from chunking.splitters.semantic.analysis import (
     SemanticAnalysis,
@@ -31,35 +31,34 @@ from chunking.splitters.semantic.analysis import (
 from chunking.splitters.semantic.methods import (
     DEFAULT_THRESHOLDS,
     METHOD_DEFAULT,
-    METHODS,
     default_count,
 )
-from chunking.viz.render import LEGEND_HTML, paginate, render_page
 from chunking.viz.semantic import distance_curve, distance_histogram
-from pages import common
+from pages import common, kit
 
+STRATEGY = "semantic"
 P = "sem."
 METHOD_KEY = P + "method"
-BUFFER_KEY = P + "buffer_size"
-UNIT_KEY = P + "unit"
-MAX_KEY = P + "max_size"
-MIN_KEY = P + "min_size"
 MODEL_KEY = P + "model"
 PAGE_KEY = P + "page"
-#: A dict of semantic parameters (registry names) for this page to apply once.
-REQUEST_KEY = "_sem_request"
 #: The text key of the document the user agreed to analyse only the start of.
 TRUNCATE_KEY = "_sem_truncate"
 MAX_SENTENCES_ENV = "CHUNK_EXPLORER_MAX_SENTENCES"
 DEFAULT_MAX_SENTENCES = 5_000
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
-UNITS = ("tokens", "words", "chars")
-#: Slider range and step of each method's threshold (count: 1 to the sentence count).
+LABELS = {
+    "method": "Method",
+    "buffer_size": "Buffer size (sentences on each side)",
+    "model": "Model",
+    "unit": "Unit",
+    "max_size": "Max size",
+    "min_size": "Min size",
+}
+#: Slider range and step of the methods whose threshold is bounded: the ranges the core
+#: accepts (``check_threshold``). std and iqr take any k (a number input); count takes 1
+#: to the number of sentences.
 SLIDERS: Mapping[str, tuple[float, float, float]] = {
     "percentile": (0.0, 100.0, 0.5),
-    "similarity": (0.0, 1.0, 0.01),
-    "std": (0.0, 5.0, 0.05),
-    "iqr": (0.0, 5.0, 0.05),
+    "similarity": (-1.0, 1.0, 0.01),
     "gradient": (0.0, 100.0, 0.5),
 }
 THRESHOLD_LABELS: Mapping[str, str] = {
@@ -72,6 +71,11 @@ THRESHOLD_LABELS: Mapping[str, str] = {
 }
 
 
+def widget_key(param: str) -> str:
+    """Session-state key of this page's widget for a ``semantic`` parameter."""
+    return P + param
+
+
 def threshold_key(method: str) -> str:
     """Session-state key of a method's threshold slider (each method keeps its own)."""
     return f"{P}threshold.{method}"
@@ -80,66 +84,28 @@ def threshold_key(method: str) -> str:
 # --------------------------------------------------------------------- settings
 
 
-def max_sentences() -> tuple[int, str | None]:
-    """The sentence limit from ``CHUNK_EXPLORER_MAX_SENTENCES`` and any problem with it."""
-    raw = os.environ.get(MAX_SENTENCES_ENV, "").strip()
-    if not raw:
-        return DEFAULT_MAX_SENTENCES, None
-    if raw.isdigit() and int(raw) >= 3:
-        return int(raw), None
-    return DEFAULT_MAX_SENTENCES, (
-        f"{MAX_SENTENCES_ENV}={raw!r} is not a whole number of at least 3; "
-        f"using {DEFAULT_MAX_SENTENCES:,}"
-    )
-
-
 def _apply(params: Mapping[str, Any]) -> None:
     """Set this page's widgets from semantic parameters (registry names and values)."""
-    keys = {
-        "method": METHOD_KEY,
-        "buffer_size": BUFFER_KEY,
-        "unit": UNIT_KEY,
-        "max_size": MAX_KEY,
-        "min_size": MIN_KEY,
-        "model": MODEL_KEY,
-    }
-    for name, key in keys.items():
-        if name in params:
-            st.session_state[key] = params[name]
+    kit.apply_params(STRATEGY, {n: v for n, v in params.items() if n != "threshold"}, widget_key)
     method, threshold = params.get("method"), params.get("threshold")
-    wanted = threshold is not None and threshold != METHOD_DEFAULT
-    if wanted and (method in SLIDERS or method == "count"):
-        st.session_state[threshold_key(method)] = (
-            int(threshold) if method == "count" else float(threshold)
-        )
+    if threshold is None or float(threshold) == METHOD_DEFAULT:
+        return
+    if method == "count":
+        st.session_state[threshold_key(method)] = int(threshold)
+    elif method in DEFAULT_THRESHOLDS:
+        st.session_state[threshold_key(method)] = float(threshold)
 
 
 def _initial_settings() -> None:
     """Apply a hand-over from another page, or on a first visit the sidebar's semantic
-    settings; then fill in the defaults."""
-    request = st.session_state.pop(REQUEST_KEY, None)
-    if isinstance(request, Mapping):
+    settings. Unset widgets start at the registry's defaults when drawn."""
+    request = kit.take_over(STRATEGY)
+    if request is not None:
         _apply(request)
     elif METHOD_KEY not in st.session_state and st.session_state.get(common.STRATEGY_KEY) == (
-        "semantic"
+        STRATEGY
     ):
-        spec = strategies().get("semantic")
-        if spec is not None:
-            _apply(common.read_params(spec))
-    st.session_state.setdefault(METHOD_KEY, "percentile")
-    st.session_state.setdefault(BUFFER_KEY, 1)
-    st.session_state.setdefault(UNIT_KEY, "tokens")
-    st.session_state.setdefault(MAX_KEY, 512)
-    st.session_state.setdefault(MIN_KEY, 0)
-    st.session_state.setdefault(MODEL_KEY, DEFAULT_MODEL)
-
-
-def _use_bundled_model() -> None:
-    st.session_state[MODEL_KEY] = DEFAULT_MODEL
-
-
-def _truncate(key: str | None) -> None:
-    st.session_state[TRUNCATE_KEY] = key
+        _apply(common.read_params(get_strategy(STRATEGY)))
 
 
 # --------------------------------------------------------------- cached analysis
@@ -155,12 +121,6 @@ def _analysis(
     key: str, model: str, buffer_size: int, _text: str, _embedder: Embedder
 ) -> SemanticAnalysis:
     return analyze(_text, embedder=_embedder, buffer_size=buffer_size)
-
-
-@st.cache_resource(show_spinner=False)
-def _analysed() -> set[tuple[str, str, int]]:
-    """Analyses made in this process, so that cached ones skip the progress pass."""
-    return set()
 
 
 @st.cache_resource(show_spinner=False, max_entries=6)
@@ -186,62 +146,37 @@ def _rechunk(
     )
 
 
-def embed_with_progress(embedder: Embedder, texts: Sequence[str], label: str) -> None:
-    """Embed ``texts`` into the embedder's cache with a progress bar (none if cached)."""
-    holder = st.empty()
-
-    def update(done: int, total: int) -> None:
-        if total and done < total:
-            holder.progress(done / total, text=f"{label}: {done:,} of {total:,}")
-
-    embedder.embed(texts, progress=update)
-    holder.empty()
-
-
 def load_analysis(
     text: str, key: str, embedder: Embedder, buffer_size: int, spans: Sequence[tuple[int, int]]
 ) -> SemanticAnalysis:
     """The cached analysis; the first time, the windows are embedded with progress shown."""
-    marker = (key, embedder.name, buffer_size)
-    if marker not in _analysed():
-        texts = window_texts(text, spans, buffer_size)
-        label = f"Embedding {len(texts):,} sentence windows with {embedder.name} (first time only)"
-        embed_with_progress(embedder, texts, label)
-    analysis = _analysis(key, embedder.name, buffer_size, text, embedder)
-    _analysed().add(marker)
-    return analysis
-
-
-def load_embedder(model: str) -> Embedder | None:
-    """The embedder, or None after showing what to do when it cannot be loaded."""
-    try:
-        with st.spinner("Loading the embedding model…"):
-            return get_embedder(model)
-    except EmbeddingError as exc:
-        st.error(
-            f"The embedding model could not be loaded: {exc}\n\nUse the bundled "
-            f"{DEFAULT_MODEL} (the button below), enter the path of a local "
-            "sentence-transformers model, or enter 'hash' for a fast fake model."
-        )
-        st.button("Use the bundled model", on_click=_use_bundled_model, key="sem_use_bundled")
-        return None
+    kit.embed_once(
+        ("semantic", key, embedder.name, buffer_size),
+        embedder,
+        lambda: window_texts(text, spans, buffer_size),
+        f"Embedding {len(spans):,} sentence windows with {embedder.name} (first time only)",
+    )
+    return _analysis(key, embedder.name, buffer_size, text, embedder)
 
 
 # ------------------------------------------------------------------ controls
 
 
 def threshold_control(method: str, sentences: int) -> float | None:
-    """The threshold slider of ``method`` (None for auto, which chooses its own)."""
+    """The threshold widget of ``method`` (None for auto, which chooses its own)."""
     if method == "auto":
         st.caption("**auto** picks the method and threshold from the distances' shape.")
         return None
     key = threshold_key(method)
+    label = THRESHOLD_LABELS[method]
     if method == "count":
         top = max(2, sentences)
         st.session_state.setdefault(key, min(default_count(sentences), top))
-        common.clamp_state(key, 1, top)
+        if int(st.session_state[key]) > top:  # the sentence count changes with the document
+            st.info(f"This document has {sentences} sentences: at most {top} chunks.")
+        kit.clamp_state(key, 1, top)
         value = st.slider(
-            THRESHOLD_LABELS[method],
+            label,
             1,
             top,
             step=1,
@@ -250,78 +185,53 @@ def threshold_control(method: str, sentences: int) -> float | None:
             help="Cut at the count - 1 largest distances.",
         )
         return float(value)
-    lo, hi, step = SLIDERS[method]
     st.session_state.setdefault(key, DEFAULT_THRESHOLDS[method])
-    st.session_state[key] = min(max(lo, float(st.session_state[key])), hi)
+    help_text = (
+        f"The default is {DEFAULT_THRESHOLDS[method]:g}. The dashed line on the curve moves "
+        "with it; nothing is embedded again."
+    )
+    if method not in SLIDERS:
+        value = st.number_input(
+            label, step=0.05, key=key, persist_state=common.PERSIST, help=help_text
+        )
+        return float(value)
+    lo, hi, step = SLIDERS[method]
+    if not lo <= float(st.session_state[key]) <= hi:
+        st.warning(
+            f"The {method} threshold {float(st.session_state[key]):g} is outside "
+            f"{lo:g}–{hi:g}; it was set back to the default, {DEFAULT_THRESHOLDS[method]:g}."
+        )
+        st.session_state[key] = DEFAULT_THRESHOLDS[method]
     value = st.slider(
-        THRESHOLD_LABELS[method],
-        lo,
-        hi,
-        step=step,
-        key=key,
-        persist_state=common.PERSIST,
-        help=f"The default is {DEFAULT_THRESHOLDS[method]:g}. The dashed line on the curve "
-        "moves with it; nothing is embedded again.",
+        label, lo, hi, step=step, key=key, persist_state=common.PERSIST, help=help_text
     )
     return float(value)
 
 
 def window_controls() -> tuple[int, str]:
     """Buffer size and model: the settings that need new embeddings."""
-    left, right = st.columns(2)
-    buffer_size = left.number_input(
-        "Buffer size (sentences on each side)",
-        min_value=0,
-        max_value=10,
-        step=1,
-        key=BUFFER_KEY,
-        persist_state=common.PERSIST,
-        help="Each sentence is embedded with this many neighbours on each side "
-        "(1: windows of 3 sentences). Changing it embeds again, once.",
+    values = kit.param_controls(
+        STRATEGY, ("buffer_size", "model"), widget_key, labels=LABELS, columns=2
     )
-    model = right.text_input(
-        "Model",
-        key=MODEL_KEY,
-        persist_state=common.PERSIST,
-        help=f"{DEFAULT_MODEL} (bundled, offline), the path of a local "
-        "sentence-transformers model, or 'hash' (a fast fake for trying the page).",
-    )
-    return int(buffer_size), model
+    return int(values["buffer_size"]), str(values["model"])
 
 
 def size_controls() -> tuple[str, int, int]:
     """Unit and size bounds: applied after the method's cut."""
-    cols = st.columns(3)
-    unit = cols[0].selectbox("Unit", UNITS, key=UNIT_KEY, persist_state=common.PERSIST)
-    max_size = cols[1].number_input(
-        "Max size",
-        min_value=1,
-        max_value=1_000_000,
-        step=16,
-        key=MAX_KEY,
-        persist_state=common.PERSIST,
-        help="Larger chunks are cut again at their weakest similarity.",
+    values = kit.param_controls(
+        STRATEGY, ("unit", "max_size", "min_size"), widget_key, labels=LABELS, columns=3
     )
-    min_size = cols[2].number_input(
-        "Min size",
-        min_value=0,
-        max_value=1_000_000,
-        step=8,
-        key=MIN_KEY,
-        persist_state=common.PERSIST,
-        help="Smaller chunks are merged into their more similar neighbour (0: off).",
-    )
-    return unit, int(max_size), int(min_size)
+    return str(values["unit"]), int(values["max_size"]), int(values["min_size"])
 
 
 def sidebar_config(result: SemanticResult, buffer_size: int, model: str) -> Config | None:
     """These settings as the sidebar's semantic configuration, when the strategy exists."""
-    if "semantic" not in strategies():
+    if STRATEGY not in strategies():
         return None
     threshold = METHOD_DEFAULT if st.session_state[METHOD_KEY] == "auto" else result.parameter
     try:
         return Config.create(
-            "semantic",
+            STRATEGY,
             method=st.session_state[METHOD_KEY],
             threshold=float(threshold),
             buffer_size=buffer_size,
@@ -399,19 +309,7 @@ def show_metrics(result: SemanticResult, sentences: int) -> None:
 def show_text(text: str, result: SemanticResult) -> None:
     """The chunks drawn on the document, a page at a time (as on the Explore page)."""
     st.subheader("The chunks on the text")
-    pages = paginate(result.chunks)
-    common.clamp_state(PAGE_KEY, 1, len(pages))
-    nav, info = st.columns([1, 4], vertical_alignment="bottom")
-    number = nav.number_input(
-        f"Page (of {len(pages)})", min_value=1, max_value=len(pages), step=1, key=PAGE_KEY
-    )
-    page = pages[int(number) - 1]
-    info.caption(
-        f"Chunks {page.first}–{page.last - 1} of {len(result.chunks):,}, characters "
-        f"{page.start:,}–{page.end:,}. Hover over the text to see each chunk's offsets and size."
-    )
-    st.html(LEGEND_HTML)
-    st.html(render_page(text, result.chunks, page, unit=result.unit))
+    kit.paged_text(text, result.chunks, PAGE_KEY, unit=result.unit)
 
 
 # ---------------------------------------------------------------------- page
@@ -428,17 +326,13 @@ def main() -> None:
     text, key, spans = sentences_to_analyse(source.document.text, source.key)
     with st.expander("Window and model (changing these embeds the document again)"):
         buffer_size, model = window_controls()
-    embedder = load_embedder(model)
+    embedder = kit.load_embedder(model, model_key=MODEL_KEY)
     if embedder is None:
         st.stop()
     try:
         analysis = load_analysis(text, key, embedder, buffer_size, spans)
     except EmbeddingError as exc:
-        st.error(
-            f"The model could not embed this document: {exc}\n\nTry the bundled "
-            f"{DEFAULT_MODEL} or another model."
-        )
-        st.button("Use the bundled model", on_click=_use_bundled_model, key="sem_use_bundled")
+        kit.model_error(f"The model could not embed this document: {exc}", MODEL_KEY)
         st.stop()
     explore(Loaded(text, analysis, f"{key}|{embedder.name}|{buffer_size}", buffer_size, model))
 
@@ -447,9 +341,7 @@ def sentences_to_analyse(text: str, key: str) -> tuple[str, str, tuple[tuple[int
     """The text (whole, or its start within the sentence limit), its key and sentences;
     too few sentences, or too many without the user's consent, stop the page."""
     spans = _spans(key, text)
-    limit, problem = max_sentences()
-    if problem:
-        st.warning(problem)
+    limit = kit.env_limit(MAX_SENTENCES_ENV, DEFAULT_MAX_SENTENCES, minimum=3)
     if len(spans) < 3:
         st.info(
             f"This document has {len(spans)} sentence{'s' if len(spans) != 1 else ''}. "
@@ -483,7 +375,7 @@ def explore(loaded: Loaded) -> None:
     """
     top = st.columns([1, 3])
     with top[0]:
-        method = st.selectbox("Method", METHODS, key=METHOD_KEY, persist_state=common.PERSIST)
+        method = kit.param_controls(STRATEGY, ("method",), widget_key, labels=LABELS)["method"]
     with top[1]:
         threshold = threshold_control(method, len(loaded.analysis.sentences))
     with st.expander("Size bounds"):
@@ -511,8 +403,8 @@ def _limit_sentences(
         st.button(
             f"Analyse the first {limit:,} sentences",
             key="sem_truncate",
-            on_click=_truncate,
-            args=(key,),
+            on_click=kit.set_state,
+            args=(TRUNCATE_KEY, key),
             type="primary",
         )
         st.stop()
@@ -520,9 +412,14 @@ def _limit_sentences(
         f"Showing the first {limit:,} of {len(spans):,} sentences ({end / len(text):.0%} of "
         "the document)."
     )
-    st.button("Back to the whole document", key="sem_untruncate", on_click=_truncate, args=(None,))
+    st.button(
+        "Back to the whole document",
+        key="sem_untruncate",
+        on_click=kit.set_state,
+        args=(TRUNCATE_KEY, None),
+    )
     head = text[:end]
-    head_key = common.text_key(head)
+    head_key = kit.text_key(head)
     return head, head_key, _spans(head_key, head)
 
 
@@ -573,4 +470,5 @@ def show_result(loaded: Loaded, result: SemanticResult) -> None:
     show_text(text, result)
 
 
-main()
+if __name__ == "__main__":  # Streamlit runs pages as __main__; tests import the helpers
+    main()

@@ -3,7 +3,8 @@ a fitting sample document with fitting settings.
 
 A button's callback sets the sidebar's widgets (sample document, strategy, parameters:
 the keys in :mod:`pages.common`) and, for the Semantic and Map pages, a one-time
-hand-over of their own settings; the next run switches to the page.
+hand-over of their own settings (:func:`pages.kit.hand_over`); the next run switches to
+the page.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from typing import Any
 
 import streamlit as st
 
-from chunking import Config, strategies
+from chunking import Config, get_strategy, strategies
 from chunking.embedding.projection import warm_up
-from pages import common
+from pages import common, kit
 
 PAGES = Path(__file__).resolve().parent
 EXPLORE = PAGES / "explore_page.py"
@@ -25,17 +26,9 @@ SEMANTIC = PAGES / "semantic_page.py"
 MAP = PAGES / "map_page.py"
 #: The page a tour button asked for; the next run switches to it.
 TARGET_KEY = "_tour_target"
-#: Hand-over keys read once by the Semantic and Map pages.
-SEMANTIC_REQUEST = "_sem_request"
-MAP_REQUEST = "_map_request"
-SEMANTIC_SETTINGS: Mapping[str, Any] = {
-    "method": "percentile",
-    "threshold": 95.0,
-    "buffer_size": 1,
-    "unit": "tokens",
-    "max_size": 512,
-    "min_size": 0,
-}
+#: The semantic stop's settings; every other semantic parameter (but the model the user
+#: chose) is set to the registry's default when the stop opens.
+SEMANTIC_SETTINGS: Mapping[str, Any] = {"method": "percentile", "threshold": 95.0}
 
 
 @dataclass(frozen=True)
@@ -218,9 +211,11 @@ def _open(stop: Stop) -> None:
     if stop.strategy in strategies():
         common.apply_config(Config.create(stop.strategy, **stop.params))
     if stop.semantic is not None:
-        st.session_state[SEMANTIC_REQUEST] = dict(stop.semantic)
+        defaults = get_strategy("semantic").defaults()
+        defaults.pop("model")
+        kit.hand_over("semantic", {**defaults, **stop.semantic})
     if stop.map_request is not None:
-        st.session_state[MAP_REQUEST] = dict(stop.map_request)
+        kit.hand_over("map", stop.map_request)
     st.session_state[TARGET_KEY] = str(stop.page)
 
 
@@ -288,4 +283,5 @@ def main() -> None:
         level_card(level)
 
 
-main()
+if __name__ == "__main__":  # Streamlit runs pages as __main__; tests import the helpers
+    main()

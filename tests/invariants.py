@@ -30,6 +30,7 @@ def check_invariants(text: str, chunks: Sequence[Chunk], config: Config) -> None
         assert c.index == i, f"chunk {i} has index {c.index}"
         assert text[c.start : c.end] == c.text, f"chunk {i}: offsets do not match its text"
         assert c.text, f"chunk {i} is empty"
+        assert not c.text.isspace(), f"chunk {i} is only whitespace: {c.text!r}"
         assert c.start >= previous_start, f"chunk {i} starts before chunk {i - 1}"
         previous_start = c.start
         assert c.size == sizer.size(c.text), f"chunk {i}: size is not its own text's size"
@@ -39,3 +40,48 @@ def check_invariants(text: str, chunks: Sequence[Chunk], config: Config) -> None
             )
     missing = uncovered(text, chunks)
     assert not missing, f"non-whitespace characters not covered at {missing[:10]}"
+
+
+#: Flags that say a library chunk's text is not the library's own text.
+ALTERED = ("text altered", "text not found")
+
+
+def check_library_invariants(text: str, chunks: Sequence[Chunk], config: Config) -> None:
+    """What a library engine promises (:mod:`chunking.libraries`): every chunk is the
+    exact source slice at its offsets; where the library's offset or text differed, the
+    chunk is flagged and keeps the library's value; sizes are measured and flagged over
+    the limit; non-whitespace text no chunk covers is flagged, range by range, on a
+    chunk."""
+    sizer = get_sizer(config.unit)
+    limit = config.limit
+    previous_start = 0
+    declared: list[tuple[int, int]] = []
+    for i, c in enumerate(chunks):
+        where = f"chunk {i} ({c.start}-{c.end})"
+        assert c.index == i, f"chunk {i} has index {c.index}"
+        assert text[c.start : c.end] == c.text, f"{where}: offsets do not match its text"
+        assert c.text, f"{where} is empty"
+        assert c.start >= previous_start, f"{where} starts before chunk {i - 1}"
+        previous_start = c.start
+        assert c.size == sizer.size(c.text), f"{where}: size is not its own text's size"
+        if limit is not None and c.size > limit:
+            assert any(f.startswith("over limit:") for f in c.flags), (
+                f"{where} has size {c.size} > {limit} {config.unit} without a flag"
+            )
+        library_text = c.metadata.get("library_text")
+        if library_text is not None:
+            assert library_text != c.text, f"{where}: library_text kept although equal"
+            assert any(f.startswith(ALTERED) for f in c.flags), (
+                f"{where}: the library's text differs from the source but is not flagged"
+            )
+        if any(f.startswith(ALTERED) for f in c.flags):
+            assert library_text is not None, f"{where}: flagged altered without library_text"
+        reported = c.metadata.get("library_start")
+        if reported is not None:
+            assert reported != c.start, f"{where}: library_start kept although equal"
+            assert any(f.startswith(("library offset", "text not found")) for f in c.flags), (
+                f"{where}: the library reported offset {reported} but no flag says so"
+            )
+        declared.extend((a, b) for a, b in c.metadata.get("left_out", ()))
+    missing = [i for i in uncovered(text, chunks) if not any(a <= i < b for a, b in declared)]
+    assert not missing, f"non-whitespace characters lost without a flag at {missing[:10]}"

@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +22,10 @@ import chunking.splitters.semantic.analysis as sem
 from chunking.embedding.models import get_embedder
 from chunking.engine.spans import sentence_spans
 from chunking.io import read_path
+from chunking.splitters.semantic.methods import check_threshold
+from pages import common  # the app's helpers (pytest's pythonpath has the root)
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from pages import common  # noqa: E402
-
 TIMEOUT = 300
 ESSAY = read_path(ROOT / "sample_docs" / "long_essay.txt").text
 GUIDE = read_path(ROOT / "sample_docs" / "technical_guide.md").text
@@ -388,3 +384,76 @@ def test_the_tour_maps_several_configurations(monkeypatch: pytest.MonkeyPatch) -
     if "Preset: Semantic · percentile 95" in chosen:
         total += len(chunking.chunk(ESSAY, "semantic", method="percentile"))
     assert f"{total:,} chunks" in _texts(at.warning)
+
+
+# ------------------------------------------------------- regressions (issue 10)
+
+
+def test_a_negative_similarity_threshold_is_kept_not_clamped() -> None:
+    # Regression: the page clamped a similarity threshold to [0, 1] without a word,
+    # while the core accepts [-1, 1].
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    at.query_params.update(strategy="semantic", method="similarity", threshold="-0.2", model="hash")
+    _ok(at.run())
+    at.radio(key=common.SOURCE_KEY).set_value("Paste").run()
+    at.text_area(key=common.PASTE_KEY).set_value(TEXT).run()
+    at = _open(at, "semantic_page.py")
+    slider = at.slider(key="sem.threshold.similarity")
+    assert slider.value == -0.2
+    assert (slider.min, slider.max) == (-1.0, 1.0)  # what the core accepts, and no more:
+    check_threshold("similarity", slider.min)
+    with pytest.raises(ValueError, match="between -1 and 1"):
+        check_threshold("similarity", slider.min - 0.01)
+    fake = sem.analyze(TEXT, embedder="hash", buffer_size=1)
+    expected = fake.chunk("similarity", -0.2, "tokens", 512)
+    assert _number(at, "Chunks") == len(expected.chunks)
+    _ok(at.button(key="sem_to_sidebar").click().run())
+    assert at.session_state["semantic.threshold"] == -0.2
+
+
+def test_every_configuration_keeps_a_point_when_the_map_is_sampled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Regression: a configuration whose share of the point budget rounded to 0 vanished
+    # from the map without a word.
+    monkeypatch.setenv("CHUNK_EXPLORER_MAX_MAP_POINTS", "10")
+    at = _start()
+    _ok(at.number_input(key="recursive.size").set_value(8000).run())
+    at = _open(at, "map_page.py")
+    _ok(at.text_input(key="map.model").set_value("hash").run())
+    preset = "Preset: Fixed · 500 chars · overlap 50"
+    _ok(at.multiselect(key="map.with").set_value([preset]).run())
+    few = len(chunking.chunk(GUIDE, size=8000))
+    many = len(chunking.chunk(GUIDE, "fixed", size=500, overlap=50))
+    assert 10 * few // (few + many) == 0  # the case that used to lose configuration A
+    _ok(at.button(key="map_sample").click().run())
+    counts = [_length(t["x"]) for t in _map(at)["data"]]
+    assert len(counts) == 2 and min(counts) >= 1 and sum(counts) <= 10
+    assert _number(at, "Points") == sum(counts)
+    assert f"A · Recursive · 8000 chars: {counts[0]} of {few}" in _texts(at.info)
+
+
+def test_the_threshold_sliders_cover_what_the_core_accepts_and_no_more() -> None:
+    from pages import semantic_page
+
+    for method, (lo, hi, step) in semantic_page.SLIDERS.items():
+        check_threshold(method, lo)
+        check_threshold(method, hi)
+        for outside in (lo - step, hi + step):
+            with pytest.raises(ValueError):
+                check_threshold(method, outside)
+
+
+@pytest.mark.parametrize(
+    ("counts", "limit"), [([2, 32], 10), ([1, 1, 500, 500], 10), ([3, 40, 7], 12), ([5, 5], 10)]
+)
+def test_point_budgets_keep_every_configuration_within_the_limit(
+    counts: list[int], limit: int
+) -> None:
+    from pages import map_page
+
+    budgets = map_page.point_budgets(counts, limit)
+    assert all(1 <= b <= n for b, n in zip(budgets, counts, strict=True))
+    assert sum(budgets) == min(limit, sum(counts))
+    if sum(counts) > limit:  # shares follow the chunk counts
+        assert budgets[counts.index(max(counts))] == max(budgets)

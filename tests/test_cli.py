@@ -13,12 +13,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 
 import chunking
 from chunking import Config
 from chunking.cli import main, parse_param
+from chunking.engine.spans import sentence_spans
+from chunking.io import Document, read_path
 from chunking.recommend import overlap_for, recommend
+from chunking.report import find_warnings, wordpiece_counts
+from pages import common
+from tests.test_io import _pdf_with_pages
 
 CLI = Path(sys.executable).parent / "chunk-explorer"
 PREFIX = "chunk-explorer: error:"
@@ -59,6 +65,26 @@ def doc_path(tmp_path: Path) -> Path:
     path = tmp_path / "doc.txt"
     path.write_text(DOC, encoding="utf-8", newline="")
     return path
+
+
+#: One line of text per page of a small PDF (see tests/test_io.py).
+PAGES = (
+    "Alpha page one has some words",
+    "Beta page two has a few more words",
+    "Gamma page three",
+    "Delta page four ends it",
+)
+
+
+def touched_pages(document: Document, start: int, end: int) -> list[int]:
+    """Pages whose text (with the separator after it) shares a character with the span."""
+    starts = [s for s, _ in document.pages]
+    ends = [*starts[1:], len(document.text) + 1]
+    return [
+        number
+        for number, (page_start, page_end) in enumerate(zip(starts, ends, strict=True), 1)
+        if start < page_end and end > page_start
+    ]
 
 
 # ------------------------------------------------------------------------ parsing
@@ -142,6 +168,90 @@ def test_split_with_console_script(doc_path: Path) -> None:
     rows = parse(result.stdout, "jsonl")
     check_rows(rows, DOC)
     assert rows == expected_rows(DOC, Config.create("sliding", window=150, stride=100))
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "json"])
+def test_a_pdf_is_exported_like_the_app_exports_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, fmt: str
+) -> None:
+    path = _write(tmp_path, "four.pdf", _pdf_with_pages(*PAGES))
+    flags = ("-s", "fixed", "--size", 45, "--overlap", 10)
+    code, out, err = cli(capsys, "split", path, *flags, "--format", fmt)
+    assert code == 0, err
+    rows = parse(out, fmt)
+
+    # The app's Explore page: its cached analysis, then the records it downloads.
+    document = read_path(path)
+    source = common.Source(document, common.text_key(document.text), "upload")
+    config = Config.create("fixed", size=45, overlap=10)
+    chunks = common.chunks_for(source, config)
+    downloaded = common.chunk_records(chunks, common.analysis_for(source, config).pages)
+
+    assert rows == json.loads(json.dumps(downloaded))
+    pages = [row["metadata"]["pages"] for row in rows]
+    assert pages == [touched_pages(document, c.start, c.end) for c in chunks]
+    assert any(len(p) > 1 for p in pages), "a chunk should span two pages"
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_split_keeps_every_line_break_inside_a_chunk(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, fmt: str
+) -> None:
+    # A lone carriage return used to be written unquoted in CSV: readers took it for
+    # the end of the row.
+    text = 'Old Mac text\rends lines like this,\rwith "quotes", commas\r\nand more.\n' * 3
+    path = _write(tmp_path, "mac.txt", text.encode())
+    code, out, err = cli(
+        capsys, "split", path, "-s", "fixed", "--size", 13, "--overlap", 0, "--format", fmt
+    )
+    assert code == 0, err
+    rows = parse(out, fmt)
+    assert any(row["text"].endswith("\r") for row in rows)
+    assert rows == expected_rows(text, Config.create("fixed", size=13, overlap=0))
+
+
+def test_split_parquet_to_a_file(
+    capsys: pytest.CaptureFixture[str], doc_path: Path, tmp_path: Path
+) -> None:
+    target = tmp_path / "chunks.parquet"
+    args = ("split", doc_path, "-s", "recursive", "--size", 150)
+    code, out, err = cli(capsys, *args, "--format", "parquet", "-o", target)
+    assert (code, out) == (0, ""), err
+    rows = pq.read_table(target).to_pylist()
+    for row in rows:
+        row["metadata"] = json.loads(row["metadata"])
+    assert rows == expected_rows(DOC, Config.create("recursive", size=150))
+    _, jsonl, _ = cli(capsys, *args)
+    assert rows == parse(jsonl, "jsonl")
+
+
+def test_parquet_needs_an_output_file(capsys: pytest.CaptureFixture[str], doc_path: Path) -> None:
+    code, out, err = cli(capsys, "split", doc_path, "-s", "fixed", "--format", "parquet")
+    assert (code, out) == (2, "")
+    assert err.startswith(PREFIX) and err.count("\n") == 1
+    assert "--format parquet" in err and "--output PATH" in err
+    target = doc_path.parent / "missing" / "out.parquet"
+    code, out, err = cli(
+        capsys, "split", doc_path, "-s", "fixed", "--format", "parquet", "-o", target
+    )
+    assert (code, out) == (2, "")
+    assert err.startswith(f"{PREFIX} cannot write {target}")
+
+
+def test_parquet_without_pyarrow_says_what_to_install(
+    capsys: pytest.CaptureFixture[str],
+    doc_path: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # makes `import pyarrow` fail
+    target = tmp_path / "chunks.parquet"
+    code, out, err = cli(
+        capsys, "split", doc_path, "-s", "fixed", "--format", "parquet", "-o", target
+    )
+    assert (code, out) == (2, "")
+    assert err.startswith(PREFIX) and "pip install pyarrow" in err
+    assert not target.exists()
 
 
 # ---------------------------------------------------------------------- encodings
@@ -257,6 +367,57 @@ def test_stats_text(capsys: pytest.CaptureFixture[str], doc_path: Path) -> None:
     assert fields["std"] == f"{sizes.std():.1f} chars"
     assert fields["min"] == f"{sizes.min()} chars"
     assert fields["max"] == f"{sizes.max()} chars"
+
+
+def _expected_warnings(text: str, config: Config) -> list[dict[str, Any]]:
+    """The warnings computed here from their parts: sentences and a full word-piece count."""
+    chunks = chunking.run(text, config)
+    counts = wordpiece_counts([c.text for c in chunks])
+    warnings = find_warnings(
+        text,
+        chunks,
+        limit=config.limit,
+        unit=config.unit,
+        sentences=sentence_spans(text),
+        truncated=[c.index for c, n in zip(chunks, counts, strict=True) if n > 256],
+        max_tokens=256,
+    )
+    return [w.to_dict() for w in warnings]
+
+
+def test_stats_shows_the_warnings_the_app_shows(
+    capsys: pytest.CaptureFixture[str], doc_path: Path
+) -> None:
+    config = Config.create("fixed", size=1500, overlap=0)
+    flags = ("stats", doc_path, "-s", "fixed", "--size", 1500, "--overlap", 0)
+    code, out, err = cli(capsys, *flags, "--format", "json")
+    assert code == 0, err
+    warnings = json.loads(out)["warnings"]
+    assert warnings == _expected_warnings(DOC, config)
+    assert {"mid_word", "mid_sentence", "truncated"} <= {w["kind"] for w in warnings}
+
+    document = read_path(doc_path)
+    source = common.Source(document, common.text_key(document.text), "upload")
+    assert warnings == [w.to_dict() for w in common.analysis_for(source, config).warnings]
+
+    code, text, _ = cli(capsys, *flags)
+    assert code == 0
+    lines = text.splitlines()
+    assert f"warnings   {len(warnings)}" in lines
+    for warning in warnings:
+        assert f"  - {warning['title']}." in lines
+        assert " ".join(warning["message"].split()[:6]) in text
+
+
+def test_stats_without_warnings_says_none(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = _write(tmp_path, "short.txt", b"One short sentence here. And a second one.\n")
+    code, out, _ = cli(capsys, "stats", path, "-s", "recursive", "--size", 200)
+    assert code == 0
+    assert "warnings   none" in out.splitlines()
+    code, out, _ = cli(capsys, "stats", path, "-s", "recursive", "--size", 200, "--format", "json")
+    assert json.loads(out)["warnings"] == []
 
 
 # ------------------------------------------------------------------------- --param
@@ -534,3 +695,67 @@ def test_broken_pipe_is_quiet(tmp_path: Path) -> None:
     assert json.loads(first)["index"] == 0
     assert process.returncode == 141
     assert err == ""
+
+
+# ---------------------------------------------------------------- encodings and export
+
+
+def test_an_unsure_encoding_is_reported_and_can_be_chosen(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "danish.txt"
+    path.write_bytes("Smørrebrød og rødgrød. Det er godt.".encode("cp1252"))
+    assert main(["stats", str(path), "-s", "recursive", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    document = json.loads(captured.out)["document"]
+    assert document["encoding"] == "cp1252"
+    assert document["encoding_confidence"] <= 0.5
+    assert "cp1250" in document["encoding_warning"]
+    assert "--encoding NAME to choose" in captured.err
+    assert len(captured.err.strip().splitlines()) == 1
+
+    assert main(["split", str(path), "-s", "recursive", "--encoding", "cp1250"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out.splitlines()[0])["text"].startswith("Smřrrebrřd")
+    assert captured.err == ""
+
+
+def test_an_encoding_that_does_not_exist_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], doc_path: Path
+) -> None:
+    assert main(["split", str(doc_path), "--encoding", "klingon"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("chunk-explorer: error: unknown encoding 'klingon'")
+    assert len(err.splitlines()) == 1
+
+
+def test_export_writes_a_runnable_snippet(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, doc_path: Path
+) -> None:
+    config = tmp_path / "config.json"
+    config.write_text(Config.create("recursive", size=300, overlap=30).to_json(), "utf-8")
+    out = tmp_path / "splitter.py"
+    assert main(["export", "--config", str(config), "--to", "langchain", "-o", str(out)]) == 0
+    assert "langchain snippet, exact" in capsys.readouterr().err
+    namespace: dict[str, Any] = {}
+    code = compile(out.read_text("utf-8"), str(out), "exec")
+    exec(code, namespace)  # noqa: S102 - code this project generated from a validated config
+    text = read_path(doc_path).text
+    expected = [c.text for c in chunking.chunk(text, "recursive", size=300, overlap=30)]
+    assert namespace["split"](text) == expected
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["export", "-s", "fixed", "--to", "chonkie"], "no chonkie equivalent of 'fixed'"),
+        (["export", "--to", "python"], "export needs --config CONFIG.json or --strategy NAME"),
+        (["export", "-s", "recursive", "-p", "sizes=3", "--to", "python"], "no parameter 'sizes'"),
+    ],
+)
+def test_export_refusals_are_one_line(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1

@@ -293,3 +293,11 @@ def test_the_default_model_never_touches_the_network() -> None:
     result = run_python(NO_NETWORK, env)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip().splitlines()[-1] == "(1, 384) 0"
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "\t"])
+def test_an_empty_model_name_means_the_bundled_model(blank: str) -> None:
+    # Regression: a model box left blank (e.g. after an upload reset a page) used to
+    # raise "the model name is empty" instead of using the default.
+    assert emb.canonical_model_name(blank) == emb.DEFAULT_MODEL
+    assert emb.get_embedder(blank) is emb.get_embedder(None)

@@ -7,7 +7,6 @@ import html
 import io
 import json
 import re
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -652,8 +651,6 @@ def test_results_table_has_one_row_per_evaluation():
 def test_evaluate_page_runs_a_sweep_with_the_fake_model():
     from streamlit.testing.v1 import AppTest
 
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
     at = AppTest.from_file(str(ROOT / "pages" / "evaluate_page.py"), default_timeout=120).run()
     assert not at.exception, [e.value for e in at.exception]
     at.selectbox(key="eval.model").set_value("hash")
@@ -679,32 +676,7 @@ def test_evaluate_page_runs_a_sweep_with_the_fake_model():
     assert table["recall_mean"].tolist() == frames[0]["recall_mean"].tolist()
 
 
-@pytest.mark.slow
-def test_playground_highlights_the_top_chunks_of_the_shared_document():
-    from streamlit.testing.v1 import AppTest
-
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    hostile = "<script>alert(1)</script> Cats purr softly.\n\n" + LONG["space"]
-    at = AppTest.from_file(str(ROOT / "pages" / "evaluate_page.py"), default_timeout=120)
-    at.session_state["document_text"] = hostile
-    at.run()
-    at.selectbox(key="eval.pg_model").set_value("hash")
-    at.selectbox(key="eval.pg_strategy").set_value("recursive")
-    at.selectbox(key="eval.pg_unit").set_value("chars")
-    at.number_input(key="eval.pg_size").set_value(100)
-    at.number_input(key="eval.pg_k").set_value(3)
-    at.text_input(key="eval.pg_query").set_value("Cats purr softly")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    hits = next(d.value for d in at.dataframe if "rank" in d.value.columns)
-    assert hits["rank"].tolist() == [1, 2, 3]
-    assert hits["score"].is_monotonic_decreasing
-    expected = chunk(hostile, "recursive", size=100, unit="chars")[int(hits["chunk"].iloc[0])]
-    assert "Cats purr softly" in expected.text
-    markup = [h.value for h in at.html if 'class="ev-doc"' in h.value][-1]
-    assert "<script>alert" not in markup and "&lt;script&gt;" in markup
-    assert markup.count('class="ev-rank"') == 3
+# The playground on the sidebar's document: tests/test_app.py.
 
 
 def test_thresholds_apply_to_semantic_only():

@@ -20,6 +20,14 @@ HEAVY = (
     "numba",
     "chunking.embedding",
     "chunking.viz",
+    "langchain",
+    "langchain_core",
+    "langchain_text_splitters",
+    "langchain_experimental",
+    "llama_index",
+    "chonkie",
+    "semchunk",
+    "semantic_text_splitter",
 )
 
 PROBE = """

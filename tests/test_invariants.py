@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 import chunking
 from chunking import Config, Param
+from chunking.libraries import LIBRARIES
+from chunking.splitters import BUILT_IN
 from tests.invariants import check_invariants
 
 FRAGMENTS = [
@@ -53,15 +55,32 @@ FRAGMENTS = [
     "\u2028",
 ]
 
-texts = (
+#: Short sentences in accented and other scripts, repeated: the text on which a
+#: whitespace-only chunk and a mis-detected encoding were once found.
+REPEATED = [
+    "Élève à l'école.",
+    "Ça coûte déjà cher !",
+    "Größere Äpfel über die Straße.",
+    "¿Qué año? ¡Señor!",
+    "Příliš žluťoučký kůň.",
+    "Привет, мир.",
+    "日本語。",
+]
+SEPARATORS = [" ", "  ", "\n", "\r\n", "\n\n", "\t", "\u00a0", "\r\n\r\n", "\u2028"]
+
+texts = st.one_of(
     st.lists(
         st.one_of(st.sampled_from(FRAGMENTS), st.text(st.characters(exclude_categories=("Cs",)))),
         min_size=1,
         max_size=40,
-    )
-    .map("".join)
-    .filter(lambda t: t and not t.isspace())
-)
+    ).map("".join),
+    st.builds(
+        lambda parts, n, sep: sep.join(parts * n),
+        st.lists(st.sampled_from(REPEATED), min_size=1, max_size=3),
+        st.integers(2, 30),
+        st.sampled_from(SEPARATORS),
+    ),
+).filter(lambda t: t and not t.isspace())
 
 SIZES = {"chars": (1, 80), "words": (1, 12), "tokens": (1, 25)}
 
@@ -102,7 +121,16 @@ def configs(draw: st.DrawFn, name: str) -> Config:
         raise
 
 
-@pytest.mark.parametrize("name", list(chunking.strategies()))
+#: The strategies tested here: every built-in one. The other libraries' engines
+#: (chunking.libraries) make different promises and are tested in test_libraries.py.
+BUILT_IN_NAMES = [s.name for s in BUILT_IN]
+
+
+def test_every_registered_strategy_is_tested_here_or_in_test_libraries() -> None:
+    assert set(chunking.strategies()) == {*BUILT_IN_NAMES, *(s.name for s in LIBRARIES)}
+
+
+@pytest.mark.parametrize("name", BUILT_IN_NAMES)
 @given(data=st.data(), text=texts)
 def test_every_strategy_keeps_its_promises(name: str, data: st.DataObject, text: str) -> None:
     config = data.draw(configs(name))
@@ -110,7 +138,7 @@ def test_every_strategy_keeps_its_promises(name: str, data: st.DataObject, text:
     check_invariants(text, chunks, config)
 
 
-@pytest.mark.parametrize("name", list(chunking.strategies()))
+@pytest.mark.parametrize("name", BUILT_IN_NAMES)
 def test_every_strategy_handles_a_single_character(name: str) -> None:
     config = Config.create(
         name, **({"model": "hash"} if "model" in chunking.get_strategy(name).param_names else {})
@@ -123,3 +151,30 @@ def test_every_strategy_handles_a_single_character(name: str) -> None:
 def test_empty_and_whitespace_documents_are_refused(bad: str) -> None:
     with pytest.raises(ValueError, match=r"empty|whitespace"):
         chunking.chunk(bad)
+
+
+WHITESPACE_CASES = [
+    ("recursive", {"size": 1, "unit": "chars"}),
+    ("fixed", {"size": 3, "overlap": 0, "unit": "tokens"}),
+    ("token", {"size": 3}),
+    ("sentence", {"size": 1, "unit": "chars"}),
+    ("conversation", {"size": 1, "unit": "tokens"}),
+    ("hierarchy", {"size": 3, "child_sizes": "[1]", "unit": "tokens"}),
+]
+
+
+@pytest.mark.parametrize(("name", "params"), WHITESPACE_CASES, ids=[c[0] for c in WHITESPACE_CASES])
+def test_no_chunk_is_only_whitespace_on_repetitive_accented_text(name: str, params: dict) -> None:
+    # Regression: each of these once returned chunks such as "\n", "\r", "\x85" or
+    # "\x0c\r\n\u3000  \n\n  \r\n" on text like this.
+    import random
+
+    pieces = ["Élève à l'école.", " ", "\n", "\r\n", "\t", "\u3000", "\u00a0", "é", "Ça"]
+    pieces += ["  \n\n  ", ". ", "\u2028", "\x0b", "\x0c", "\x85", "日本語。", "Привет."]
+    rng = random.Random(1)
+    config = Config.create(name, **params)
+    for _ in range(300):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 30)))
+        if text.isspace():
+            continue
+        check_invariants(text, chunking.run(text, config), config)

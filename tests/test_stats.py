@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import statistics
 from pathlib import Path
 
@@ -12,17 +13,20 @@ from hypothesis import strategies as st
 import chunking
 from chunking import Chunk
 from chunking.engine.spans import sentence_spans
-from chunking.io import read_path
+from chunking.io import Document, read_path
 from chunking.report import (
     SPECIAL_TOKENS,
+    Report,
     agreement,
     agreement_matrix,
+    all_sizes,
     boundaries,
     clean_edge,
     could_exceed,
     describe,
     find_warnings,
     inside_sentence,
+    make_report,
     mid_sentence_cuts,
     mid_word_cuts,
     model_max_tokens,
@@ -269,6 +273,98 @@ def test_find_warnings_combines_every_check() -> None:
     assert next(w for w in warnings if w.kind == "truncated").chunks == (0,)
     without_optional = find_warnings(text, chunks, limit=97, unit="chars")
     assert {w.kind for w in without_optional} == kinds - {"mid_sentence", "truncated"}
+
+
+# --------------------------------------------------------------------------- report
+
+
+def test_the_report_gathers_sizes_warnings_and_boundaries() -> None:
+    document = read_path(SAMPLES / "technical_guide.md")
+    config = chunking.Config.create("fixed", size=1800, overlap=0)
+    chunks = chunking.run(document.text, config)
+    report = make_report(document, config, chunks)
+    assert report.sizes == all_sizes(chunks)
+    assert report.summary == summarize(chunks)
+    assert report.count == len(chunks) and report.strategy == "fixed"
+    assert (report.unit, report.limit) == ("chars", 1800)
+    assert report.boundaries == boundaries(chunks)
+    assert report.pages == [None] * len(chunks)
+    truncated = _exactly_truncated(chunks, 256)
+    assert truncated, "1800-character windows of the guide should be too long for MiniLM"
+    expected = find_warnings(
+        document.text,
+        chunks,
+        limit=1800,
+        unit="chars",
+        sentences=sentence_spans(document.text),
+        truncated=truncated,
+        max_tokens=256,
+    )
+    assert report.warnings == expected
+    assert {"mid_word", "mid_sentence", "truncated"} <= {w.kind for w in report.warnings}
+
+
+def test_the_report_takes_the_text_analyses_precomputed() -> None:
+    text = read_path(SAMPLES / "german_article.txt").text
+    document = Document(text=text, name="a.txt", kind="text", encoding="utf-8")
+    config = chunking.Config.create("recursive", size=300, unit="tokens")
+    chunks = chunking.run(text, config)
+    given_parts = make_report(
+        document,
+        config,
+        chunks,
+        sentences=sentence_spans(text),
+        piece_starts=wordpiece_starts(text),
+    )
+    assert given_parts == make_report(document, config, chunks)
+    assert given_parts.sizes["tokens"] == [c.size for c in chunks]
+
+
+def test_the_report_is_plain_data() -> None:
+    """The app caches reports with st.cache_data; the CLI prints them as JSON."""
+    import streamlit
+
+    text = "A sentence that goes on. " * 40
+    document = Document(text=text, name="a.txt", kind="text", encoding="utf-8")
+    config = chunking.Config.create("fixed", size=97, overlap=0)
+    report = make_report(document, config, chunking.run(text, config))
+
+    @streamlit.cache_data(show_spinner=False)
+    def cached(key: str) -> Report:
+        return report
+
+    assert cached("a") == report
+    assert cached("a") == report and cached("a") is not report  # a stored copy
+    data = json.loads(json.dumps(report.to_dict()))
+    assert data["config"] == config.to_dict()
+    assert data["count"] == report.count and data["unit"] == "chars"
+    assert data["sizes"]["words"] == report.summary["words"].to_dict()
+    assert data["warnings"] == [
+        {"kind": w.kind, "title": w.title, "message": w.message, "chunks": list(w.chunks)}
+        for w in report.warnings
+    ]
+    assert data["warnings"], "fixed windows of 97 characters cut words"
+
+
+def test_the_report_of_a_pdf_lists_every_chunk_s_pages() -> None:
+    pages = ((0, 10), (12, 30), (32, 40))
+    text = "\n\n".join("x" * (end - start) for start, end in pages)
+    document = Document(text=text, name="a.pdf", kind="pdf", encoding=None, pages=pages)
+    config = chunking.Config.create("fixed", size=15, overlap=0)
+    chunks = chunking.run(text, config)
+    report = make_report(document, config, chunks)
+    assert [(c.start, c.end) for c in chunks] == [(0, 15), (15, 30), (30, 40)]
+    assert report.pages == [[1, 2], [2], [2, 3]]
+
+
+def test_flagged_exceptions_are_counted() -> None:
+    text = "🙂 " * 10
+    document = Document(text=text, name="a.txt", kind="text", encoding="utf-8")
+    config = chunking.Config.create("recursive", size=1, unit="tokens")
+    chunks = chunking.run(text, config)
+    flagged = [c for c in chunks if chunking.UNSPLITTABLE in c.flags]
+    assert flagged
+    assert make_report(document, config, chunks).flagged_over_limit == len(flagged)
 
 
 # ------------------------------------------------------------------------- agreement

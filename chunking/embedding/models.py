@@ -309,12 +309,13 @@ LOADS: dict[str, int] = {}
 
 
 def canonical_model_name(model: str | None) -> str:
-    """The name a model is cached under: the default's hub name, or an absolute path."""
-    if model is None or model.strip() in _DEFAULT_ALIASES:
+    """The name a model is cached under: the default's hub name, or an absolute path.
+
+    No name, an empty one or one of the default's names all mean the bundled model.
+    """
+    if model is None or not model.strip() or model.strip() in _DEFAULT_ALIASES:
         return DEFAULT_MODEL
     model = model.strip()
-    if not model:
-        raise EmbeddingError("the model name is empty; leave it out to use all-MiniLM-L6-v2")
     if model == HASH_MODEL:
         return HASH_MODEL
     path = Path(model).expanduser()

@@ -107,7 +107,8 @@ def configure_numba_cache() -> str:
     if "numba" in sys.modules:
         from numba.core import config
 
-        if os.environ[NUMBA_CACHE_ENV] != config.CACHE_DIR:
+        # CACHE_DIR is set by numba's config loader, so type checkers cannot see it.
+        if os.environ[NUMBA_CACHE_ENV] != getattr(config, "CACHE_DIR", None):
             config.reload_config()
     return os.environ[NUMBA_CACHE_ENV]
 

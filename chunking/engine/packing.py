@@ -1,74 +1,259 @@
-"""Packing whole segments (sentences, paragraphs, chat messages) into chunks.
+"""The packing engine: consecutive segments into chunks of at most a size, with overlap.
 
-Strategies that respect a natural unit of text all do the same thing: take the units in
-source order and put as many consecutive ones as fit into each chunk.
-:func:`pack_spans` is that shared step. Its input is a list of *segments*: ``(start,
-end)`` spans of the source in order, not overlapping, with only whitespace or
-separators between them. Each chunk is the source from its first segment's start to its
-last segment's end, so ``text[chunk.start:chunk.end]`` includes whatever lay between
-the segments.
+Every strategy that keeps some unit of text whole (LangChain-style merging of split
+pieces, sentences, paragraphs, chat messages, Markdown/HTML/code parts, semantic
+sentence ranges) packs the same way, and does it here.
 
-The size limit holds on the chunk's own text. For characters the size of a run of
-segments is simply ``end - start``. For words and tokens, the sum of the segments'
-sizes is only an estimate (a token can straddle two sentences; a newline between them
-is a token of its own), so the packer grows a chunk on the estimate, measures the real
-text, and backs off or grows further until the real size is the largest that fits.
+**The model.** The input is a list of *segments*: ``(start, end)`` spans of the source
+in order, not overlapping. A *run* ``i..j`` is segments ``i`` to ``j`` (inclusive) and
+what lies between them; as a chunk it is ``text[start_i:end_j]``. :class:`RunSizes`
+knows the size of a run two ways:
 
-A segment that is bigger than the limit on its own is never dropped: it becomes chunks
-of its own, cut by a ``split_oversized`` function (by default the recursive splitter,
-see :func:`recursive_split`), and those chunks say so in ``metadata["split_from"]``.
+- ``estimate(i, j)``: the segments' sizes plus the *joins* between neighbours, added
+  up by prefix sums (constant time). For an additive unit (characters) it comes from
+  offsets and is exact; for words it is exact too (see ``Sizer.join``); for tokens a
+  token can straddle a join, so it is only close.
+- ``measure(i, j)``: the real size of the run's text, measured once and cached (the
+  estimate itself when that is exact).
 
-Overlap repeats the last segments of one chunk at the start of the next. It is capped
-by a number of segments, by a size in units, or both; it is also reduced as far as
-needed so that every chunk brings at least one new segment. Chunk starts therefore
-strictly increase: overlap can neither loop forever nor repeat a chunk.
+**The loop.** :func:`pack_runs` is the one greedy loop: from the first segment, grow a
+chunk while the next segment fits, emit it, and start the next chunk with the longest
+tail of it that the overlap allows (bounded by a size and/or a count of segments) and
+that still leaves room for the next segment. Each chunk brings at least one new
+segment, so chunk starts strictly increase: overlap can neither loop forever nor repeat
+a chunk. It runs in one of two modes:
+
+- *trust* (``verify=False``): the estimate is the size. This is LangChain's merge: its
+  sizes are the sum of piece sizes plus separator lengths, and the recursive strategy
+  re-measures and re-cuts its chunks afterwards (:mod:`chunking.engine.recursive`).
+- *verify* (``verify=True``): a chunk grows on the estimate, then its real text is
+  measured and it backs off, or grows further, until the real size is the largest that
+  fits. The limit holds on every chunk's own text. For a unit whose estimate is exact
+  both modes are the same, and the loop never slices text.
+
+:func:`pack_spans` is the engine as the sentence, paragraph and conversation strategies
+use it: it measures the segments, gives every segment bigger than the limit on its own
+to a ``split_oversized`` function (by default the recursive splitter), packs the runs
+of segments between them, and labels the pieces.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from itertools import pairwise
+from itertools import accumulate, chain, pairwise, repeat
+from operator import add, itemgetter, sub
 from typing import Any
 
 from ..model import Piece
-from ..units import Sizer
-from .recursive import RecursiveSplitter, recursive_pieces
+from ..units import Measures, as_sizer
 
 Span = tuple[int, int]
 #: ``describe(first, stop)``: extra metadata for a chunk made of segments first..stop-1.
 Describe = Callable[[int, int], Mapping[str, Any]]
 #: ``split(start, end)``: pieces of at most the size limit covering ``text[start:end]``.
 SplitOversized = Callable[[int, int], Iterable[Piece]]
+#: ``measure(start, end)``: the real size of ``text[start:end]``.
+Measure = Callable[[int, int], int]
 
 
-def split_span(
-    text: str, sizer: Sizer, splitter: RecursiveSplitter, lo: int, hi: int
-) -> Iterator[Piece]:
-    """Cut ``text[lo:hi]`` with ``splitter`` so that every piece fits ``splitter.size``."""
-    return recursive_pieces(text, sizer, splitter, lo, hi)
+class RunSizes:
+    """Sizes of runs of consecutive segments (see the module docstring).
 
-
-def recursive_split(text: str, sizer: Sizer, size: int) -> SplitOversized:
-    """A ``split_oversized`` function: the recursive splitter, labelled ``"size"``.
-
-    The pieces carry ``boundary == "size"``: they end where they do because the segment
-    they come from was too big, not at a natural boundary.
+    ``first[k]`` and ``last[k]`` are running counts at the start and end of segment
+    ``k``, so that ``estimate(i, j) == last[j] - first[i]``. ``measure_text(start, end)``
+    measures real text; ``None`` means the estimate is exact.
     """
-    splitter = RecursiveSplitter(text, sizer, size)
 
-    def split(lo: int, hi: int) -> Iterator[Piece]:
-        for piece in split_span(text, sizer, splitter, lo, hi):
-            meta = {**piece.metadata, "boundary": "size"}
-            meta.pop("separator", None)
-            yield piece._replace(metadata=meta)
+    __slots__ = (
+        "_measure_text",
+        "_measured",
+        "ends",
+        "exact",
+        "first",
+        "join_error",
+        "last",
+        "starts",
+    )
 
-    return split
+    def __init__(
+        self,
+        starts: Sequence[int],
+        ends: Sequence[int],
+        first: Sequence[int],
+        last: Sequence[int],
+        measure_text: Measure | None = None,
+        join_error: int | None = None,
+    ) -> None:
+        self.starts, self.ends = starts, ends
+        self.first, self.last = first, last
+        self._measure_text = measure_text
+        self.exact = measure_text is None
+        self.join_error = join_error
+        self._measured: dict[tuple[int, int], int] | None = None  # made when first needed
+
+    def __len__(self) -> int:
+        return len(self.last)
+
+    @classmethod
+    def from_sizes(
+        cls,
+        spans: Sequence[Span],
+        sizes: Sequence[int],
+        joins: int | Sequence[int] = 0,
+        measure_text: Measure | None = None,
+        join_error: int | None = None,
+    ) -> RunSizes:
+        """Run sizes from each segment's size and each join's (one number for all)."""
+        starts = list(map(itemgetter(0), spans))
+        ends = list(map(itemgetter(1), spans))
+        if not sizes:
+            return cls(starts, ends, [], [], measure_text, join_error)
+        if joins == 0:  # the common case, kept cheap for LangChain's merge
+            last = list(accumulate(sizes))
+            return cls(starts, ends, [0, *last[:-1]], last, measure_text, join_error)
+        gaps = repeat(joins, len(sizes) - 1) if isinstance(joins, int) else joins
+        last = list(accumulate(chain(sizes[:1], map(add, gaps, sizes[1:]))))
+        first = list(map(sub, last, sizes))
+        return cls(starts, ends, first, last, measure_text, join_error)
+
+    @classmethod
+    def of(
+        cls, text: str, spans: Sequence[Span], sizer: Measures, measure_text: Measure | None = None
+    ) -> RunSizes:
+        """Run sizes of ``spans`` of ``text``, measured with ``sizer``.
+
+        ``measure_text`` may replace the sizer for real sizes (a caller's cache).
+        """
+        unit = as_sizer(sizer)
+        starts = [s[0] for s in spans]
+        ends = [s[1] for s in spans]
+        bounds = [p for span in spans for p in span]
+        counts = unit.running(text, bounds)
+        if counts is not None:  # additive: exact from offsets
+            return cls(starts, ends, counts[0::2], counts[1::2])
+        if measure_text is None:
+            size = unit.size
+
+            def measure_text(start: int, end: int) -> int:
+                return size(text[start:end])
+
+        sizes = [measure_text(a, b) for a, b in spans]
+        joins = [unit.join(text, a[1], b[0]) for a, b in pairwise(spans)]
+        if unit.exact_joins:
+            return cls.from_sizes(spans, sizes, joins)
+        runs = cls.from_sizes(spans, sizes, joins, measure_text, unit.join_error)
+        runs._measured = {(k, k): n for k, n in enumerate(sizes)}
+        return runs
+
+    def estimate(self, i: int, j: int) -> int:
+        """The estimated size of run ``i..j``."""
+        return self.last[j] - self.first[i]
+
+    def measure(self, i: int, j: int) -> int:
+        """The real size of run ``i..j`` (cached)."""
+        if self._measure_text is None:
+            return self.last[j] - self.first[i]
+        measured = self._measured
+        if measured is None:
+            measured = self._measured = {}
+        key = (i, j)
+        n = measured.get(key)
+        if n is None:
+            n = measured[key] = self._measure_text(self.starts[i], self.ends[j])
+        return n
+
+    def over(self, i: int, j: int, limit: int) -> bool:
+        """Whether run ``i..j`` is larger than ``limit``, measuring only when in doubt."""
+        estimate = self.last[j] - self.first[i]
+        if self._measure_text is None:
+            return estimate > limit
+        if self.join_error is not None and estimate > limit + self.join_error * (j - i + 1):
+            return True
+        return self.measure(i, j) > limit
+
+
+def pack_runs(
+    sizes: RunSizes,
+    limit: int,
+    lo: int = 0,
+    hi: int | None = None,
+    *,
+    verify: bool = True,
+    overlap_size: int | None = 0,
+    overlap_count: int | None = None,
+    joinable: Callable[[int, int], bool] | None = None,
+    alone: Sequence[int] = (),
+) -> Iterator[tuple[int, int, int]]:
+    """Pack segments ``lo..hi-1`` greedily into runs of at most ``limit``.
+
+    Yields ``(i, j, size)`` for each chunk, runs ``i..j`` with strictly increasing
+    ``i``, ``size`` the real size in verify mode and the estimate in trust mode (see the
+    module docstring). The next chunk repeats the longest tail of the previous one
+    holding at most ``overlap_count`` segments and at most ``overlap_size`` units
+    (``None``: no bound of that kind; by default no overlap) that leaves room for the
+    next segment. ``joinable(i, k)`` may forbid segment ``k`` from joining a chunk that
+    starts at segment ``i``.
+
+    Every segment must fit on its own, except those listed in ``alone`` (in order, all
+    in ``lo..hi-1``):
+    each of those is yielded on its own, as ``(k, k, size)``, and no overlap is carried
+    across it (callers split such a segment further).
+    """
+    first, last, measure = sizes.first, sizes.last, sizes.measure
+    verify = verify and not sizes.exact
+    stops = [*alone, len(last) if hi is None else hi]
+    # Estimates are inlined as last[b] - first[a]: this loop is the hot path of the
+    # recursive strategy.
+    i = lo
+    for stop in stops:  # pack i..stop-1, then segment ``stop`` alone
+        floor = i
+        floor_size = (measure(i, i) if verify else last[i] - first[i]) if i < stop else 0
+        while i < stop:
+            # grow on the estimate, anchored on the known size of run i..floor
+            base = floor_size - last[floor]
+            j = floor
+            room = limit - base
+            while j + 1 < stop and last[j + 1] <= room and (joinable is None or joinable(i, j + 1)):
+                j += 1
+            n = base + last[j]
+            if verify:
+                n = measure(i, j) if j > floor else floor_size
+                while n > limit:  # stops at floor at the latest
+                    j -= 1
+                    n = measure(i, j) if j > floor else floor_size
+                while j + 1 < stop and (joinable is None or joinable(i, j + 1)):
+                    grown = measure(i, j + 1)  # the estimate was high
+                    if grown > limit:
+                        break
+                    j, n = j + 1, grown
+            yield i, j, n
+            if j + 1 >= stop:
+                break
+            # the next chunk: the longest allowed tail of i..j, and segment j + 1
+            new = j + 1
+            lowest = i + 1 if overlap_count is None else max(i + 1, new - overlap_count)
+            k = new
+            while k > lowest:
+                if overlap_size is not None and (
+                    (measure(k - 1, j) if verify else last[j] - first[k - 1]) > overlap_size
+                ):
+                    break
+                if (measure(k - 1, new) if verify else last[new] - first[k - 1]) > limit:
+                    break
+                if joinable is not None and not joinable(k - 1, new):
+                    break
+                k -= 1
+            i, floor = k, new
+            floor_size = measure(k, new) if verify else last[new] - first[k]
+        if stop < stops[-1]:
+            yield stop, stop, (measure(stop, stop) if verify else last[stop] - first[stop])
+        i = stop + 1
 
 
 def pack_spans(
     text: str,
     spans: Sequence[Span],
-    sizer: Sizer,
+    sizer: Measures,
     size: int,
     *,
     kind: str,
@@ -92,8 +277,9 @@ def pack_spans(
         overlap_size: repeat at most this many units (measured on the repeated text);
             ``None`` for no limit by size. With both limits, both hold.
         split_oversized: cuts a segment bigger than ``size``; default
-            :func:`recursive_split`. Its pieces are emitted as they are, with
-            ``split_from == kind`` added; no overlap is carried into or out of them.
+            :func:`~chunking.engine.recursive.recursive_split`. Its pieces are emitted
+            as they are, with ``split_from == kind`` added; no overlap is carried into
+            or out of them.
         describe: extra metadata for the segments ``first..stop-1`` of a piece (for
             the pieces of an oversized segment, that one segment). On a packed piece its
             keys override the packer's; on a piece of an oversized segment, the metadata
@@ -113,148 +299,62 @@ def pack_spans(
         raise ValueError(f"overlap_segments must be 0 or more; got {overlap_segments}")
     if overlap_size is not None and overlap_size < 0:
         raise ValueError(f"overlap_size must be 0 or more; got {overlap_size}")
-    packer = _Packer(text, list(spans), sizer, size, overlap_segments, overlap_size)
-    split = split_oversized or recursive_split(text, sizer, size)
-    return packer.pieces(kind, split, describe)
+    spans = list(spans)
+    check_spans(spans, len(text))
+    if split_oversized is None:
+        from .recursive import recursive_split  # recursive.py packs with this module
+
+        split_oversized = recursive_split(text, sizer, size)
+    return _packed_pieces(
+        text,
+        spans,
+        RunSizes.of(text, spans, sizer),
+        size,
+        kind,
+        split_oversized,
+        describe,
+        overlap_segments,
+        overlap_size,
+    )
 
 
-class _Packer:
-    """The packing loop of :func:`pack_spans`, over segment indices."""
-
-    def __init__(
-        self,
-        text: str,
-        spans: list[Span],
-        sizer: Sizer,
-        size: int,
-        overlap_segments: int | None,
-        overlap_size: int | None,
-    ) -> None:
-        _check_spans(spans, len(text))
-        self.text = text
-        self.spans = spans
-        self.sizer = sizer
-        self.size = size
-        self.overlap_segments = overlap_segments
-        self.overlap_size = overlap_size
-        #: For characters the estimate below is the exact size.
-        self.exact = sizer.name == "chars"
-        self.sizes = [self.measure(i, i) for i in range(len(spans))]
-        self.oversized = [n > size for n in self.sizes]
-        self.gaps = [self._gap_estimate(a[1], b[0]) for a, b in pairwise(spans)]
-
-    # -- sizes -------------------------------------------------------------------------
-
-    def measure(self, first: int, last: int) -> int:
-        """The real size of segments ``first..last`` (inclusive) with what lies between."""
-        start, end = self.spans[first][0], self.spans[last][1]
-        if self.exact:
-            return end - start
-        return self.sizer.size(self.text[start:end])
-
-    def _gap_estimate(self, start: int, end: int) -> int:
-        """What the text between two segments adds to a chunk, roughly.
-
-        Plain spaces usually merge into the next word or token, so they count 0;
-        anything else (newlines, tabs, separators) is measured on its own.
-        """
-        if self.exact:
-            return end - start
-        gap = self.text[start:end]
-        return 0 if not gap.strip(" ") else self.sizer.size(gap)
-
-    # -- the loop ----------------------------------------------------------------------
-
-    def pieces(
-        self, kind: str, split: SplitOversized, describe: Describe | None
-    ) -> Iterator[Piece]:
-        count_key = kind + "s"
-        n = len(self.spans)
-        i = 0
-        while i < n:
-            if self.oversized[i]:
-                yield from self._split(i, kind, split, describe)
-                i += 1
-                continue
-            floor, floor_size, repeated = i, self.sizes[i], 0
-            while True:  # one run of packed chunks, chained by overlap
-                j, real = self._extend(i, floor, floor_size)
-                meta: dict[str, Any] = {
-                    "boundary": kind,
-                    count_key: j - i + 1,
-                    "repeated": repeated,
-                }
-                if describe is not None:
-                    meta.update(describe(i, j + 1))
-                start, end = self.spans[i][0], self.spans[j][1]
-                yield Piece(start, end, meta, real)
-                if j + 1 >= n or self.oversized[j + 1]:
-                    i = j + 1
-                    break
-                k, floor_size = self._overlap_start(i, j)
-                i, floor, repeated = k, j + 1, j + 1 - k
-
-    def _split(
-        self, i: int, kind: str, split: SplitOversized, describe: Describe | None
-    ) -> Iterator[Piece]:
-        """The pieces of oversized segment ``i``."""
-        extra = dict(describe(i, i + 1)) if describe is not None else {}
-        lo, hi = self.spans[i]
-        for piece in split(lo, hi):
-            yield piece._replace(metadata={**extra, "split_from": kind, **piece.metadata})
-
-    def _extend(self, i: int, floor: int, floor_size: int) -> tuple[int, int]:
-        """The last segment and real size of the largest chunk from segment ``i``.
-
-        ``floor`` is a last segment already known to fit, with its real size.
-        """
-        n = len(self.spans)
-        j, estimate = floor, floor_size
-        while j + 1 < n and not self.oversized[j + 1]:
-            grown = estimate + self.gaps[j] + self.sizes[j + 1]
-            if grown > self.size:
-                break
-            j, estimate = j + 1, grown
-        if self.exact:
-            return j, estimate
-        real = self.measure(i, j) if j > floor else floor_size
-        if real > self.size:
-            while real > self.size:  # stops at floor at the latest
-                j -= 1
-                real = self.measure(i, j) if j > floor else floor_size
-            return j, real
-        while j + 1 < n and not self.oversized[j + 1]:  # the estimate may be high
-            grown = self.measure(i, j + 1)
-            if grown > self.size:
-                break
-            j, real = j + 1, grown
-        return j, real
-
-    def _overlap_start(self, i: int, j: int) -> tuple[int, int]:
-        """Where the chunk after segments ``i..j`` starts, and the real size of that
-        start up to and including the new segment ``j + 1``.
-
-        Walks back from ``j + 1`` within both overlap limits, but never to ``i`` (the
-        next chunk must start later), then drops repeated segments from the front until
-        the new segment fits beside them.
-        """
-        new = j + 1
-        lowest = i + 1
-        if self.overlap_segments is not None:
-            lowest = max(lowest, new - self.overlap_segments)
-        k = new
-        while k > lowest and (
-            self.overlap_size is None or self.measure(k - 1, j) <= self.overlap_size
-        ):
-            k -= 1
-        real = self.measure(k, new) if k < new else self.sizes[new]
-        while real > self.size:  # stops at k == new: that segment fits on its own
-            k += 1
-            real = self.measure(k, new) if k < new else self.sizes[new]
-        return k, real
+def _packed_pieces(
+    text: str,
+    spans: list[Span],
+    sizes: RunSizes,
+    limit: int,
+    kind: str,
+    split: SplitOversized,
+    describe: Describe | None,
+    overlap_segments: int | None,
+    overlap_size: int | None,
+) -> Iterator[Piece]:
+    """The pieces of :func:`pack_spans`: runs of fitting segments packed, the others
+    split."""
+    count_key = kind + "s"
+    alone = [k for k in range(len(spans)) if sizes.measure(k, k) > limit]
+    previous = -1
+    for i, j, real in pack_runs(
+        sizes, limit, overlap_size=overlap_size, overlap_count=overlap_segments, alone=alone
+    ):
+        if real > limit:  # an oversized segment
+            extra = dict(describe(i, i + 1)) if describe is not None else {}
+            for piece in split(*spans[i]):
+                yield piece._replace(metadata={**extra, "split_from": kind, **piece.metadata})
+            continue
+        meta: dict[str, Any] = {
+            "boundary": kind,
+            count_key: j - i + 1,
+            "repeated": max(previous - i + 1, 0),
+        }
+        if describe is not None:
+            meta.update(describe(i, j + 1))
+        previous = j
+        yield Piece(spans[i][0], spans[j][1], meta, real)
 
 
-def _check_spans(spans: list[Span], length: int) -> None:
+def check_spans(spans: Sequence[Span], length: int) -> None:
+    """Raise ``ValueError`` unless ``spans`` are non-empty, in order and not overlapping."""
     previous_end = 0
     for start, end in spans:
         if not previous_end <= start < end <= length:

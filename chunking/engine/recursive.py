@@ -5,24 +5,30 @@ instead of strings: with the same ``separators``, ``keep_separator`` and
 ``strip_whitespace`` it yields the same chunk texts, and each chunk also knows where it
 sits in the source. Two differences, both so that the size limit holds exactly:
 
-- LangChain estimates a merged chunk's size as the sum of its pieces' sizes. For
-  characters that is exact, but a token or word count of joined text can differ; every
-  chunk is measured again on its own text and one that is over the limit is cut again
-  (metadata ``boundary == "size"``).
+- LangChain estimates a merged chunk's size as the sum of its pieces' sizes (plus the
+  separator's for ``keep_separator="none"``). Merging is the packing engine in *trust*
+  mode (:func:`chunking.engine.packing.pack_runs`), which reproduces that estimate
+  exactly. For an additive unit (characters) with kept separators the pieces are
+  contiguous and the estimate is exact, so merging works on cut positions alone; a
+  token or word count of joined text can differ, so every chunk is then measured again
+  on its own text and one that is over the limit is cut again (``boundary == "size"``).
 - With ``keep_separator="none"`` LangChain joins pieces with one separator even where
   the source had several in a row; here a chunk is always a slice of the source.
+- With ``strip_whitespace=False`` LangChain can return a chunk of whitespace alone;
+  :func:`~chunking.model.build_chunks` drops such pieces for every strategy.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import pairwise
 from types import MappingProxyType
 from typing import Any
 
 from ..model import UNSPLITTABLE, Piece
-from ..units import Sizer
+from ..units import Measures, as_sizer
+from .packing import RunSizes, SplitOversized, pack_runs
 from .spans import strip_span
 
 #: Paragraphs, lines, sentence ends, words, characters.
@@ -44,7 +50,7 @@ class RecursiveSplitter:
     def __init__(
         self,
         text: str,
-        sizer: Sizer,
+        sizer: Measures,
         size: int,
         overlap: int = 0,
         separators: tuple[str, ...] | list[str] = DEFAULT_SEPARATORS,
@@ -55,7 +61,7 @@ class RecursiveSplitter:
         if keep_separator not in KEEP_CHOICES:
             raise ValueError(f"keep_separator must be one of {', '.join(KEEP_CHOICES)}")
         self.text = text
-        self.sizer = sizer
+        self.sizer = sizer = as_sizer(sizer)
         self.size = size
         self.overlap = overlap
         self.separators = list(separators) or [""]
@@ -64,10 +70,11 @@ class RecursiveSplitter:
         self._patterns = {
             s: re.compile(s if is_separator_regex else re.escape(s)) for s in self.separators if s
         }
-        # Characters with kept separators: pieces are contiguous and a run of pieces
-        # measures end - start, so merging needs only the cut positions.
-        self._contiguous_chars = sizer.name == "chars" and keep_separator != "none"
-        self.count = len if sizer.name == "chars" else sizer.size
+        # An additive unit with kept separators: pieces are contiguous and a run of
+        # pieces measures from running counts at the cuts (for characters, the cut
+        # offsets themselves), so merging needs only the cut positions.
+        self._contiguous = sizer.additive and keep_separator != "none"
+        self.count = sizer.size
         self._literal = not is_separator_regex
 
     # -- splitting --------------------------------------------------------------------
@@ -89,8 +96,8 @@ class RecursiveSplitter:
                 rest = separators[i + 1 :]
                 break
 
-        if self._contiguous_chars:
-            return self._split_contiguous_chars(segment, lo, separator, rest)
+        if self._contiguous:
+            return self._split_contiguous(segment, lo, separator, rest)
         if self._literal and separator:
             spans, lengths = self._literal_pieces(segment, lo, separator)
         else:
@@ -99,26 +106,13 @@ class RecursiveSplitter:
             lengths = [count(text[a:b]) for a, b in spans]
         merge_sep = "" if self.keep != "none" else separator
         sep_len = self.count(merge_sep) if merge_sep else 0
-        out: list[Span] = []
-        first = 0  # first piece of the current run of pieces shorter than size
-        for k, n in enumerate(lengths):
-            if n < self.size:
-                continue
-            if k > first:
-                self._merge(spans, lengths, first, k, sep_len, separator, out)
-            if rest:
-                out.extend(self._split(spans[k][0], spans[k][1], rest))
-            else:
-                out.append((spans[k][0], spans[k][1], separator, True))
-            first = k + 1
-        if len(spans) > first:
-            self._merge(spans, lengths, first, len(spans), sep_len, separator, out)
-        return out
+        big = [k for k, n in enumerate(lengths) if n >= self.size]
+        return self._merge(RunSizes.from_sizes(spans, lengths, sep_len), big, separator, rest)
 
-    def _split_contiguous_chars(
+    def _split_contiguous(
         self, segment: str, lo: int, separator: str, rest: list[str]
     ) -> list[Span]:
-        """``_split`` and ``_merge`` for the common case, working on cut positions."""
+        """``_split`` for contiguous pieces of an additive unit, on cut positions."""
         hi = lo + len(segment)
         if not separator:
             cuts = list(range(lo, hi + 1))
@@ -131,36 +125,13 @@ class RecursiveSplitter:
                     cuts.append(a + lo)
             if cuts[-1] != hi:
                 cuts.append(hi)
-        size = self.size
-        out: list[Span] = []
-        first = 0  # first piece of the current run of pieces shorter than size
-        for k in range(len(cuts) - 1):
-            if cuts[k + 1] - cuts[k] < size:
-                continue
-            if k > first:
-                self._merge_cuts(cuts, first, k, separator, out)
-            if rest:
-                out.extend(self._split(cuts[k], cuts[k + 1], rest))
-            else:
-                out.append((cuts[k], cuts[k + 1], separator, True))
-            first = k + 1
-        if len(cuts) - 1 > first:
-            self._merge_cuts(cuts, first, len(cuts) - 1, separator, out)
-        return out
-
-    def _merge_cuts(
-        self, cuts: list[int], first: int, stop: int, separator: str, out: list[Span]
-    ) -> None:
-        """``_merge`` of pieces ``first..stop-1``: a chunk is cuts[s]..cuts[k]."""
-        size, overlap = self.size, self.overlap
-        s = first
-        for k in range(first, stop):
-            n = cuts[k + 1] - cuts[k]
-            if cuts[k] - cuts[s] + n > size and k > s:
-                self._emit_span(cuts[s], cuts[k], separator, out)
-                while s < k and (cuts[k] - cuts[s] > overlap or cuts[k] - cuts[s] + n > size):
-                    s += 1
-        self._emit_span(cuts[s], cuts[stop], separator, out)
+        counts = self.sizer.running(self.text, cuts) or cuts
+        ends = cuts[1:]
+        if counts is cuts:  # characters: no piece is empty, nothing fits beside a big one
+            return self._merge(RunSizes(cuts, ends, cuts, ends), (), separator, rest)
+        size, last = self.size, counts[1:]
+        big = [k for k in range(len(ends)) if last[k] - counts[k] >= size]
+        return self._merge(RunSizes(cuts, ends, counts, last), big, separator, rest)
 
     def _literal_pieces(
         self, segment: str, lo: int, separator: str
@@ -205,38 +176,31 @@ class RecursiveSplitter:
         return [(lo + a, lo + b) for a, b in spans if b > a]
 
     def _merge(
-        self,
-        spans: list[tuple[int, int]],
-        lengths: list[int],
-        first: int,
-        stop: int,
-        sep_len: int,
-        separator: str,
-        out: list[Span],
-    ) -> None:
-        """Pack pieces ``first..stop-1`` into chunks up to ``size``, keeping up to
-        ``overlap`` of each chunk's tail; the current chunk is pieces ``s..k-1``."""
-        size, overlap = self.size, self.overlap
-        s = first
-        total = 0
-        for k in range(first, stop):
-            n = lengths[k]
-            if total + n + (sep_len if k > s else 0) > size and k > s:
-                self._emit_span(spans[s][0], spans[k - 1][1], separator, out)
-                while k > s and (total > overlap or (total + n + sep_len > size and total > 0)):
-                    total -= lengths[s] + (sep_len if k - s > 1 else 0)
-                    s += 1
-            total += n + (sep_len if k > s else 0)
-        self._emit_span(spans[s][0], spans[stop - 1][1], separator, out)
-
-    def _emit_span(self, start: int, end: int, separator: str, out: list[Span]) -> None:
-        if self.strip:
-            start, end = strip_span(self.text, start, end)
-        if end > start:
-            out.append((start, end, separator, False))
+        self, runs: RunSizes, big: Sequence[int], separator: str, rest: list[str]
+    ) -> list[Span]:
+        """LangChain's merge of the pieces of one split: pack the pieces up to ``size`` on
+        the summed estimate, keeping up to ``overlap`` of each chunk's tail. A piece of
+        ``size`` or more (listed in ``big``, unless no piece has size 0, when the loop
+        leaves it on its own anyway since nothing fits beside it) is split with the
+        ``rest`` of the separators, or kept whole when none is left."""
+        out: list[Span] = []
+        starts, ends, size, text, strip = runs.starts, runs.ends, self.size, self.text, self.strip
+        for i, j, n in pack_runs(runs, size, verify=False, overlap_size=self.overlap, alone=big):
+            if n >= size and i == j:  # a big piece
+                if rest:
+                    out.extend(self._split(starts[i], ends[i], rest))
+                else:
+                    out.append((starts[i], ends[i], separator, True))
+                continue
+            start, end = starts[i], ends[j]
+            if strip:
+                start, end = strip_span(text, start, end)
+            if end > start:
+                out.append((start, end, separator, False))
+        return out
 
 
-def fit_span(text: str, start: int, end: int, sizer: Sizer, limit: int) -> Iterator[Piece]:
+def fit_span(text: str, start: int, end: int, sizer: Measures, limit: int) -> Iterator[Piece]:
     """Cut ``text[start:end]`` into spans of at most ``limit``, preferring whitespace.
 
     The slow, exact path for the rare span whose re-measured size is over the limit.
@@ -266,14 +230,16 @@ def fit_span(text: str, start: int, end: int, sizer: Sizer, limit: int) -> Itera
 
 
 def recursive_pieces(
-    text: str, sizer: Sizer, splitter: RecursiveSplitter, lo: int = 0, hi: int | None = None
+    text: str, sizer: Measures, splitter: RecursiveSplitter, lo: int = 0, hi: int | None = None
 ) -> Iterator[Piece]:
     """Split ``text[lo:hi]`` with ``splitter``; re-measure each chunk so that the limit
     holds exactly. A chunk still over the limit is cut by :func:`fit_span`, or flagged
     :data:`~chunking.model.UNSPLITTABLE` when no separator is left. Metadata:
     ``boundary == "separator"`` and the ``separator`` used."""
     limit = splitter.size
-    exact = sizer.name == "chars" and splitter.keep != "none"
+    # Contiguous pieces of an additive unit: the merge's sizes are exact, so every
+    # merged span fits; only a piece no separator could split needs measuring.
+    exact = splitter._contiguous
     shared: dict[str, Mapping[str, Any]] = {}  # one read-only metadata per separator
     for start, end, separator, whole in splitter.split(lo, hi):
         meta = shared.get(separator)
@@ -281,7 +247,7 @@ def recursive_pieces(
             meta = shared[separator] = MappingProxyType(
                 {"boundary": "separator", "separator": separator}
             )
-        if exact and end - start <= limit:
+        if exact and not whole:
             yield Piece(start, end, meta)
             continue
         n = sizer.size(text[start:end])
@@ -291,6 +257,24 @@ def recursive_pieces(
             yield Piece(start, end, {**meta, "flags": [UNSPLITTABLE]}, n)
         else:
             yield from fit_span(text, start, end, sizer, limit)
+
+
+def recursive_split(text: str, sizer: Measures, size: int) -> SplitOversized:
+    """A ``split_oversized`` function for :func:`~chunking.engine.packing.pack_spans`:
+    the recursive splitter, labelled ``"size"``.
+
+    The pieces carry ``boundary == "size"``: they end where they do because the segment
+    they come from was too big, not at a natural boundary.
+    """
+    splitter = RecursiveSplitter(text, sizer, size)
+
+    def split(lo: int, hi: int) -> Iterator[Piece]:
+        for piece in recursive_pieces(text, sizer, splitter, lo, hi):
+            meta = {**piece.metadata, "boundary": "size"}
+            meta.pop("separator", None)
+            yield piece._replace(metadata=meta)
+
+    return split
 
 
 def dropping_text_error(separator: str) -> ValueError:

@@ -5,8 +5,10 @@ A strategy describes where a span may be cut, as an ordered list of *cut levels*
 (positions known from a parser, :class:`FixedCuts`, or found by a pattern,
 :class:`PatternCuts`), and which spans are *atomic* (a code block, a table, a tag).
 :class:`SpanSplitter` cuts a span over the size limit at the first level that has a
-position inside it, packs the parts that fit with :mod:`chunking.engine.packing`, and
-splits the others with the following levels.
+position inside it, packs the parts that fit with the packing engine
+(:func:`chunking.engine.packing.pack_runs`, verifying real sizes, with overlap by size),
+and splits the others with the following levels. :meth:`SpanSplitter.group` packs whole
+sections or definitions the same way, without overlap (``merge_small``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from itertools import pairwise
 from typing import Any
 
 from ..model import Piece
-from ..units import Sizer
+from ..units import Measures, as_sizer
+from .packing import RunSizes, pack_runs
 from .recursive import fit_span
 from .spans import strip_span
 
@@ -106,16 +109,16 @@ class SpanSplitter:
     def __init__(
         self,
         text: str,
-        sizer: Sizer,
+        sizer: Measures,
         size: int,
-        overlap: int = 0,
+        overlap: int,
         levels: Sequence[CutLevel] = (BLANK_LINES, LINES, WORDS),
         atomic: Sequence[Atomic] = (),
         inner_from: int = 0,
         edge_name: str = "block edge",
     ) -> None:
         self.text = text
-        self.sizer = sizer
+        self.sizer = as_sizer(sizer)
         self.size = size
         self.overlap = overlap
         self._sizes: dict[tuple[int, int], int] = {}
@@ -132,9 +135,10 @@ class SpanSplitter:
     # -- sizes ------------------------------------------------------------------------
 
     def measure(self, start: int, end: int) -> int:
-        """The size of ``text[start:end]`` in the configured unit (cached)."""
-        if self.sizer.name == "chars":
-            return end - start
+        """The size of ``text[start:end]`` in the configured unit (cached, except for an
+        additive unit, which measures spans cheaply)."""
+        if self.sizer.additive:
+            return self.sizer.span_size(self.text, start, end)
         key = (start, end)
         n = self._sizes.get(key)
         if n is None:
@@ -142,12 +146,11 @@ class SpanSplitter:
         return n
 
     def fits_quickly(self, start: int, end: int) -> bool:
-        """Whether ``text[start:end]`` fits the limit, measuring only when in doubt.
-
-        No unit counts more than four per character (a token is at least one UTF-8
-        byte), so short spans are known to fit without measuring.
-        """
-        return (end - start) * 4 <= self.size or self.measure(start, end) <= self.size
+        """Whether ``text[start:end]`` fits the limit, measuring only when in doubt
+        (a short span is known to fit from the unit's ``max_per_char``)."""
+        return self.sizer.fits_quickly(end - start, self.size) or (
+            self.measure(start, end) <= self.size
+        )
 
     # -- atomic spans -----------------------------------------------------------------
 
@@ -206,54 +209,32 @@ class SpanSplitter:
             yield from self._split(a, b, level + 1)
         yield from self._pack(good, name)
 
-    def _estimator(self, parts: list[tuple[int, int, int]]) -> Callable[[int, int], int]:
-        """``estimate(i, j)``: the size of parts ``i..j`` together, exact for characters.
+    def group(
+        self,
+        spans: Sequence[tuple[int, int, int]],
+        joinable: Callable[[int, int], bool] | None = None,
+    ) -> list[tuple[int, int, int]]:
+        """Group consecutive ``(start, end, size)`` spans whose union fits the limit.
 
-        For words and tokens it is the sum of the parts' sizes (plus one token per
-        join, for the whitespace between them); packs are measured exactly after.
+        Returns ``(first, last, size)`` index ranges, greedily (the packing engine, no
+        overlap). ``joinable(first, k)`` may forbid adding span ``k`` to the group that
+        starts at span ``first``. A span over the limit is always a group of its own.
         """
-        if self.sizer.name == "chars":
-            return lambda i, j: parts[j][1] - parts[i][0]
-        prefix = [0]
-        for part in parts:
-            prefix.append(prefix[-1] + part[2])
-        per_join = 1 if self.sizer.name == "tokens" else 0
-        return lambda i, j: prefix[j + 1] - prefix[i] + per_join * (j - i)
+        runs = RunSizes.of(self.text, [(a, b) for a, b, _ in spans], self.sizer, self.measure)
+        alone = [k for k, span in enumerate(spans) if span[2] > self.size]
+        return list(pack_runs(runs, self.size, joinable=joinable, alone=alone))
 
     def _pack(
         self, parts: list[tuple[int, int, int]], boundary: str
     ) -> Iterator[tuple[int, int, int | None, dict]]:
-        """Greedily pack consecutive parts (each within the limit) up to the limit."""
-        estimate = self._estimator(parts)
-        i, must, n = 0, 0, len(parts)
-        while i < n:
-            j = i
-            while j + 1 < n and estimate(i, j + 1) <= self.size:
-                j += 1
-            if j < must:
-                i = must
-                continue
-            size = self.measure(parts[i][0], parts[j][1])
-            while size > self.size and j > max(i, must):
-                j -= 1
-                size = self.measure(parts[i][0], parts[j][1])
-            if size > self.size:  # the overlap does not leave room for the next part
-                i = must
-                continue
+        """Pack consecutive parts (each within the limit) up to the limit, sharing up to
+        ``overlap`` units between packs (the packing engine, verifying real sizes)."""
+        if not parts:
+            return
+        spans = [(a, b) for a, b, _ in parts]
+        runs = RunSizes.of(self.text, spans, self.sizer, self.measure)
+        for i, j, size in pack_runs(runs, self.size, overlap_size=self.overlap):
             yield parts[i][0], parts[j][1], size, {"boundary": boundary}
-            if j == n - 1:
-                return
-            must = j + 1
-            i = self._overlap_start(estimate, i, j)
-
-    def _overlap_start(self, estimate: Callable[[int, int], int], i: int, j: int) -> int:
-        """First part of the next pack: the tail of ``i..j`` within ``overlap``."""
-        k = j + 1
-        while k - 1 > i:
-            if estimate(k - 1, j) > self.overlap or estimate(k - 1, j + 1) > self.size:
-                break
-            k -= 1
-        return k
 
 
 class _SpanSet:
@@ -294,30 +275,3 @@ def union_spans(atomic: Sequence[Atomic]) -> list[Atomic]:
         else:
             out.append(a)
     return out
-
-
-def group_consecutive(
-    spans: Sequence[tuple[int, int, int]],
-    limit: int,
-    measure: Callable[[int, int], int],
-    joinable: Callable[[int, int], bool] = lambda first, k: True,
-) -> list[tuple[int, int, int]]:
-    """Group consecutive ``(start, end, size)`` spans whose union fits ``limit``.
-
-    Returns ``(first, last, size)`` index ranges, greedily. ``joinable(first, k)`` may
-    forbid adding span ``k`` to the group that starts at span ``first``. A span over the
-    limit is always a group of its own.
-    """
-    groups = []
-    i, n = 0, len(spans)
-    while i < n:
-        j, total = i, spans[i][2]
-        if total <= limit:
-            while j + 1 < n and joinable(i, j + 1) and total + spans[j + 1][2] <= limit:
-                joined = measure(spans[i][0], spans[j + 1][1])
-                if joined > limit:
-                    break
-                j, total = j + 1, joined
-        groups.append((i, j, total))
-        i = j + 1
-    return groups

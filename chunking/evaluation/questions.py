@@ -31,8 +31,13 @@ CORPUS_SUFFIXES = (".md", ".txt")
 JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
 #: Environment variable that points at a chroma-eval folder.
 CHROMA_EVAL_ENV = "CHUNK_EXPLORER_CHROMA_EVAL"
-#: Where the chroma-eval set lives when the environment does not say.
-DEFAULT_CHROMA_EVAL = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "chroma-eval"
+#: Where the chroma-eval set is looked for, relative to the working directory, when
+#: neither the caller nor the environment says (a checkout next to ``shared/``, or its
+#: parent). Never relative to the installed package: site-packages has no data set.
+CHROMA_EVAL_PLACES = (
+    Path("..") / "shared" / "datasets" / "chroma-eval",
+    Path("shared") / "datasets" / "chroma-eval",
+)
 
 
 class QuestionFileError(ValueError):
@@ -287,21 +292,39 @@ def read_corpus(directory: str | Path, ids: Sequence[str] | None = None) -> dict
     return {i: found[i].read_text(encoding="utf-8") for i in wanted}
 
 
-def chroma_eval_dir() -> Path:
-    """The chroma-eval folder: ``$CHUNK_EXPLORER_CHROMA_EVAL`` or the shared data set."""
-    configured = os.environ.get(CHROMA_EVAL_ENV)
-    return Path(configured) if configured else DEFAULT_CHROMA_EVAL
+def chroma_eval_dir(root: str | Path | None = None) -> Path:
+    """The chroma-eval folder (the one holding ``questions_df.csv`` and ``corpora/``).
+
+    Looked for, in order: ``root`` when given, else ``$CHUNK_EXPLORER_CHROMA_EVAL`` when
+    set (either one alone: an explicit place is never second-guessed), else
+    :data:`CHROMA_EVAL_PLACES` under the working directory. Raises
+    :class:`QuestionFileError` naming every place tried.
+    """
+    configured = os.environ.get(CHROMA_EVAL_ENV, "").strip()
+    if root is not None:
+        tried = [Path(root)]
+    elif configured:
+        tried = [Path(configured).expanduser()]
+    else:
+        tried = [Path(os.path.normpath(Path.cwd() / place)) for place in CHROMA_EVAL_PLACES]
+    for folder in tried:
+        if (folder / "questions_df.csv").is_file():
+            return folder
+    places = ", ".join(str(folder) for folder in tried)
+    raise QuestionFileError(
+        f"the chroma-eval data set was not found (no questions_df.csv in {places}); "
+        f"set {CHROMA_EVAL_ENV} to its folder"
+    )
 
 
 def load_chroma_eval(
     corpora: Sequence[str] | None = None, root: str | Path | None = None
 ) -> tuple[dict[str, str], list[Question]]:
-    """The chroma-eval documents and questions, optionally only some corpora."""
-    folder = Path(root) if root is not None else chroma_eval_dir()
-    if not (folder / "questions_df.csv").is_file():
-        raise QuestionFileError(
-            f"the chroma-eval data set is not at {folder}; set {CHROMA_EVAL_ENV} to its folder"
-        )
+    """The chroma-eval documents and questions, optionally only some corpora.
+
+    ``root`` is the data set's folder; without it, :func:`chroma_eval_dir` finds it.
+    """
+    folder = chroma_eval_dir(root)
     documents = read_corpus(folder / "corpora", corpora)
     wanted = set(documents)
     all_docs = documents if corpora is None else read_corpus(folder / "corpora")

@@ -112,7 +112,7 @@ def contained(refs: SpanArray, chunks: SpanArray) -> np.ndarray:
     if len(chunks) == 0:
         return np.zeros(len(refs), dtype=bool)
     inside = (chunks[None, :, 0] <= refs[:, None, 0]) & (refs[:, None, 1] <= chunks[None, :, 1])
-    return inside.any(axis=1)
+    return np.asarray(inside.any(axis=1))
 
 
 class Scores(NamedTuple):

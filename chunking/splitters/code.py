@@ -45,7 +45,6 @@ from ..engine.sections import (
     WORDS,
     PatternCuts,
     SpanSplitter,
-    group_consecutive,
     line_starts,
 )
 from ..engine.spans import strip_span
@@ -233,12 +232,12 @@ class Emitter:
         self.merge = merge_small
 
     def pieces(self, units: list[Unit]) -> Iterator[Piece]:
-        limit, measure = self.splitter.size, self.splitter.measure
+        measure = self.splitter.measure
         for u in units:
             u.size = measure(u.start, u.end)
         spans = [(u.start, u.end, u.size) for u in units]
         if self.merge:
-            groups = group_consecutive(spans, limit, measure)
+            groups = self.splitter.group(spans)
         else:
             groups = [(k, k, s[2]) for k, s in enumerate(spans)]
         for first, last, total in groups:

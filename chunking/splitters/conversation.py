@@ -26,22 +26,15 @@ as a chat: paragraphs are packed instead, and every chunk says so in
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.packing import pack_spans, recursive_split
+from ..engine.packing import pack_spans
 from ..engine.spans import strip_span
 from ..model import Piece
-from ..params import (
-    Strategy,
-    overlap_count_below_size,
-    segment_overlap_param,
-    size_param,
-    unit_param,
-)
 from ..units import Sizer
-from .sentences import paragraph_pieces
+from .sentences import packing_strategy, paragraph_pieces
 
 NO_CHAT_NOTE = "no chat messages detected; packed paragraphs"
 
@@ -220,27 +213,20 @@ def conversation_pieces(text: str, sizer: Sizer, size: int, overlap: int = 0) ->
         size,
         kind="message",
         overlap_segments=overlap,
-        split_oversized=recursive_split(text, sizer, size),
         describe=describe,
     )
 
 
-def _conversation(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
-    return conversation_pieces(text, sizer, p["size"], p["overlap"])
-
-
-CONVERSATION = Strategy(
+CONVERSATION = packing_strategy(
     "conversation",
-    label="Conversation",
-    description="Whole chat messages packed into each chunk up to the size limit. Speaker "
-    "lines are recognised in common chat-log layouts (Speaker: text, [time] Speaker: text, "
-    "WhatsApp exports, IRC <nick>, **Speaker:**, Slack headers); a message runs until the "
-    "next speaker line. Text that is not a chat is packed by paragraphs instead.",
-    params=(
-        size_param(300),
-        segment_overlap_param("messages", purpose=", to keep the context of a reply"),
-        unit_param("tokens"),
-    ),
-    checks=(overlap_count_below_size("messages"),),
-    split=_conversation,
+    "Conversation",
+    "Whole chat messages packed into each chunk up to the size limit. Speaker lines are "
+    "recognised in common chat-log layouts (Speaker: text, [time] Speaker: text, WhatsApp "
+    "exports, IRC <nick>, **Speaker:**, Slack headers); a message runs until the next "
+    "speaker line. Text that is not a chat is packed by paragraphs instead.",
+    conversation_pieces,
+    size=300,
+    unit="tokens",
+    what="messages",
+    purpose=", to keep the context of a reply",
 )

@@ -34,8 +34,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from ..engine.packing import split_span
-from ..engine.recursive import RecursiveSplitter
+from ..engine.recursive import RecursiveSplitter, recursive_pieces
 from ..model import Piece
 from ..params import Param, Strategy, overlap_below_size, overlap_param, size_param, unit_param
 from ..units import Sizer
@@ -121,7 +120,12 @@ def _build(text: str, sizer: Sizer, sizes: list[int], overlap: int) -> list[_Nod
     nodes: list[_Node] = []
 
     def add(level: int, parent: int | None, lo: int, hi: int) -> None:
-        pieces = [p for p in split_span(text, sizer, splitters[level], lo, hi) if p.end > p.start]
+        pieces = [  # no chunk of whitespace alone (build_chunks would drop it, and the
+            # parent positions below would point at the wrong chunks)
+            p
+            for p in recursive_pieces(text, sizer, splitters[level], lo, hi)
+            if not text[p.start : p.end].isspace() and p.end > p.start
+        ]
         if parent is not None and [(p.start, p.end) for p in pieces] == [(lo, hi)]:
             # the parent already fits this level: no copy of it, try the next size
             if level + 1 < len(sizes):

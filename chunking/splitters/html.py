@@ -143,21 +143,11 @@ def html_pieces(
     """The ``html`` strategy's pieces (see the module docstring)."""
     layout = html_layout(text)
     deeper = tuple(sorted(h.offset for h in layout.headings if h.level > max_level))
+    blocks = FixedCuts("block", tuple(sorted(set(layout.blocks))))
+    items = FixedCuts("item", tuple(sorted(set(layout.items))))
+    levels = (FixedCuts("heading", deeper), blocks, items, LINES, WORDS)
     splitter = SpanSplitter(
-        text,
-        sizer,
-        size,
-        overlap,
-        levels=(
-            FixedCuts("heading", deeper),
-            FixedCuts("block", tuple(sorted(set(layout.blocks)))),
-            FixedCuts("item", tuple(sorted(set(layout.items)))),
-            LINES,
-            WORDS,
-        ),
-        atomic=layout.atomic,
-        inner_from=3,
-        edge_name="tag",
+        text, sizer, size, overlap, levels, atomic=layout.atomic, inner_from=3, edge_name="tag"
     )
     found = sections(text, layout.headings, max_level)
     for k, s in enumerate(found):

@@ -16,7 +16,7 @@ from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..engine.sections import (
     LINES,
@@ -25,7 +25,6 @@ from ..engine.sections import (
     Atomic,
     FixedCuts,
     SpanSplitter,
-    group_consecutive,
     line_starts,
     union_spans,
 )
@@ -35,8 +34,9 @@ from ..params import Param, Strategy, overlap_below_size, overlap_param, size_pa
 from ..units import Sizer
 
 
-@dataclass(frozen=True)
-class Heading:
+class Heading(NamedTuple):
+    """A header (or an HTML heading): where its line starts, its level and its title."""
+
     offset: int
     level: int
     title: str
@@ -76,7 +76,10 @@ def markdown_layout(text: str) -> MarkdownLayout:
         return starts[line] if line < len(starts) else len(text)
 
     tokens = _parser().parse(text)
-    headings, blocks, nested, atomic = [], set(), set(), []
+    headings: list[Heading] = []
+    blocks: set[int] = set()
+    nested: set[int] = set()
+    atomic: list[Atomic] = []
     for k, token in enumerate(tokens):
         if token.map is None or token.type == "inline":
             continue
@@ -163,22 +166,10 @@ def markdown_pieces(
 ) -> Iterator[Piece]:
     """The ``markdown`` strategy's pieces (see the module docstring)."""
     layout = markdown_layout(text)
-    splitter = SpanSplitter(
-        text,
-        sizer,
-        size,
-        overlap,
-        levels=(
-            FixedCuts("header", tuple(h.offset for h in layout.headings if h.level > max_level)),
-            FixedCuts("block", layout.blocks),
-            FixedCuts("nested block", layout.nested),
-            LINES,
-            SENTENCES,
-            WORDS,
-        ),
-        atomic=layout.atomic,
-        inner_from=2,
-    )
+    deeper = FixedCuts("header", tuple(h.offset for h in layout.headings if h.level > max_level))
+    blocks = (FixedCuts("block", layout.blocks), FixedCuts("nested block", layout.nested))
+    levels = (deeper, *blocks, LINES, SENTENCES, WORDS)
+    splitter = SpanSplitter(text, sizer, size, overlap, levels, atomic=layout.atomic, inner_from=2)
     found, spans = [], []
     for s in sections(text, layout.headings, max_level):
         a, b = strip_span(text, s.start, s.end)
@@ -191,7 +182,7 @@ def markdown_pieces(
             parent = _parent(found[first].path)
             return found[k].path[: len(parent)] == parent
 
-        groups = group_consecutive(spans, size, splitter.measure, joinable)
+        groups = splitter.group(spans, joinable)
     else:
         groups = [(k, k, spans[k][2]) for k in range(len(spans))]
     for first, last, total in groups:
@@ -224,16 +215,16 @@ def levels_param(what: str) -> Param:
     )
 
 
+def _markdown(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
+    return markdown_pieces(text, sizer, p["size"], p["overlap"], p["levels"], p["merge_small"])
+
+
 MERGE_SMALL = Param(
     "merge_small",
     bool,
     False,
     "Merge consecutive small sections under the same parent while they fit the size.",
 )
-
-
-def _markdown(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
-    return markdown_pieces(text, sizer, p["size"], p["overlap"], p["levels"], p["merge_small"])
 
 
 MARKDOWN = Strategy(

@@ -9,19 +9,15 @@ and then, for a sentence still too long, recursively. Such chunks carry
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from ..engine.packing import Describe, SplitOversized, pack_spans, recursive_split
+from .. import params
+from ..engine.packing import Describe, SplitOversized, pack_spans
+from ..engine.recursive import recursive_split
 from ..engine.spans import paragraph_spans, sentence_spans
 from ..model import Piece
-from ..params import (
-    Strategy,
-    overlap_count_below_size,
-    segment_overlap_param,
-    size_param,
-    unit_param,
-)
+from ..params import Strategy
 from ..units import Sizer
 
 
@@ -55,45 +51,70 @@ def paragraph_pieces(
     )
 
 
-def _sentence(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
-    return pack_spans(
-        text, sentence_spans(text), sizer, p["size"], kind="sentence", overlap_segments=p["overlap"]
+def sentence_pieces(text: str, sizer: Sizer, size: int, overlap: int = 0) -> Iterator[Piece]:
+    """Whole sentences packed up to ``size``; ``overlap`` counts sentences."""
+    spans = sentence_spans(text)
+    return pack_spans(text, spans, sizer, size, kind="sentence", overlap_segments=overlap)
+
+
+#: ``pieces(text, sizer, size, overlap)`` of a packing strategy.
+Pieces = Callable[[str, Sizer, int, int], Iterable[Piece]]
+
+
+def packing_strategy(
+    name: str,
+    label: str,
+    description: str,
+    pieces: Pieces,
+    *,
+    size: int,
+    unit: str,
+    what: str,
+    **overlap_help: str,
+) -> Strategy:
+    """A strategy that packs whole segments (``what``, plural) with ``pieces``: a size
+    limit, an overlap counted in segments (``overlap_help``: the ``purpose`` and ``note``
+    of its help) and a unit."""
+
+    def split(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterable[Piece]:
+        return pieces(text, sizer, p["size"], p["overlap"])
+
+    return Strategy(
+        name,
+        label=label,
+        description=description,
+        params=(
+            params.size_param(size),
+            params.segment_overlap_param(what, **overlap_help),
+            params.unit_param(unit),
+        ),
+        checks=(params.overlap_count_below_size(what),),
+        split=split,
     )
 
 
-SENTENCE = Strategy(
+SENTENCE = packing_strategy(
     "sentence",
-    label="Sentence packing",
-    description="Whole sentences (found by Bling Fire) packed into each chunk up to the "
-    "size limit; a chunk never ends inside a sentence unless that sentence alone is over "
-    "the limit. Overlap repeats the last sentences of a chunk at the start of the next.",
-    params=(
-        size_param(500),
-        segment_overlap_param(
-            "sentences", note=", so that every chunk brings at least one new sentence"
-        ),
-        unit_param("chars"),
-    ),
-    checks=(overlap_count_below_size("sentences"),),
-    split=_sentence,
+    "Sentence packing",
+    "Whole sentences (found by Bling Fire) packed into each chunk up to the size limit; a "
+    "chunk never ends inside a sentence unless that sentence alone is over the limit. "
+    "Overlap repeats the last sentences of a chunk at the start of the next.",
+    sentence_pieces,
+    size=500,
+    unit="chars",
+    what="sentences",
+    note=", so that every chunk brings at least one new sentence",
 )
 
 
-def _paragraph(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
-    return paragraph_pieces(text, sizer, p["size"], p["overlap"])
-
-
-PARAGRAPH = Strategy(
+PARAGRAPH = packing_strategy(
     "paragraph",
-    label="Paragraph packing",
-    description="Whole paragraphs (text between blank lines) packed into each chunk up to "
-    "the size limit. A paragraph over the limit is cut between its sentences, and a "
-    "sentence still over the limit recursively (boundary 'sentence' or 'size').",
-    params=(
-        size_param(1000),
-        segment_overlap_param("paragraphs"),
-        unit_param("chars"),
-    ),
-    checks=(overlap_count_below_size("paragraphs"),),
-    split=_paragraph,
+    "Paragraph packing",
+    "Whole paragraphs (text between blank lines) packed into each chunk up to the size "
+    "limit. A paragraph over the limit is cut between its sentences, and a sentence still "
+    "over the limit recursively (boundary 'sentence' or 'size').",
+    paragraph_pieces,
+    size=1000,
+    unit="chars",
+    what="paragraphs",
 )

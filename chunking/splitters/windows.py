@@ -12,7 +12,8 @@ window's start moves forward past it. Every character is kept whole, exactly onc
 such a boundary, and ``text[start:end]`` stays exact. A window left with no character
 of its own is dropped. Because a re-encoded chunk can differ from its window by a token
 at such a boundary, every chunk is measured again; one that comes out over ``size`` is
-flagged ``"over limit: token boundary"``.
+flagged ``"over limit: token boundary"``. A window of whitespace alone, which LangChain
+returns, is dropped (as every strategy's are, in :func:`~chunking.model.build_chunks`).
 """
 
 from __future__ import annotations

@@ -4,6 +4,10 @@ Shared by the end-to-end tests (``tests/e2e/conftest.py``) and the browser bench
 (``bench/bench_app.py``, ``bench/bench_semantic_app.py``), so that both drive the same
 server with the same browser flags. Playwright cannot download browsers here: Chromium is
 ``/usr/bin/chromium`` (or ``CHROMIUM_PATH``).
+
+Screenshots go to :func:`screenshot_dir`, outside the checkout unless
+``CHUNK_EXPLORER_SCREENSHOTS`` says otherwise (``docs/refresh_screenshots.py`` points it
+at ``docs/screenshots/``), so that running the tests never changes tracked files.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -31,6 +36,21 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 STARTUP_SECONDS = 90
+#: Environment variable naming the folder the browser tests write their screenshots to.
+SCREENSHOTS_ENV = "CHUNK_EXPLORER_SCREENSHOTS"
+
+
+def screenshot_dir() -> Path:
+    """The folder for screenshots (created): ``$CHUNK_EXPLORER_SCREENSHOTS``, else a
+    folder in the system's temporary directory, overwritten by every run."""
+    configured = os.environ.get(SCREENSHOTS_ENV, "").strip()
+    folder = (
+        Path(configured)
+        if configured
+        else Path(tempfile.gettempdir()) / "chunk-explorer-screenshots"
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def free_port() -> int:

@@ -2,7 +2,8 @@
 
 What a person would do: load the app, upload a file, change the chunk size, see the
 numbers and the histogram change, open every page, and make sure a document full of
-markup is shown as text. Screenshots of every page go to docs/screenshots/.
+markup is shown as text. Screenshots of every page go to ``harness.screenshot_dir()``
+(``docs/refresh_screenshots.py`` refreshes docs/screenshots/ with them).
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from playwright.sync_api import Page, expect
 
 import chunking
 from chunking.io import read_path
+from tests.e2e.harness import screenshot_dir
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=60_000)  # the first run of a cold server imports a lot
 
 ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOTS = ROOT / "docs" / "screenshots"
+SCREENSHOTS = screenshot_dir()  # a temporary folder unless CHUNK_EXPLORER_SCREENSHOTS
 ESSAY = ROOT / "sample_docs" / "long_essay.txt"
 HOSTILE = (
     "A document that contains markup.\n\n"

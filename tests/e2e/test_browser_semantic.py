@@ -1,7 +1,8 @@
 """End-to-end tests of the Guided tour, Semantic and Map pages in headless Chromium.
 
 The server is conftest.py's ``streamlit run app.py`` (the ``app_url`` fixture). Screenshots
-go to docs/screenshots/ (home.png, semantic.png, map.png).
+(home.png, semantic.png, map.png) go to ``harness.screenshot_dir()``;
+``docs/refresh_screenshots.py`` refreshes docs/screenshots/ with them.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ import chunking
 import chunking.splitters.semantic.analysis as sem
 from chunking.embedding.models import get_embedder
 from chunking.io import read_path
+from tests.e2e.harness import screenshot_dir
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=180_000)  # a cold server loads the model and compiles UMAP
 
 ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOTS = ROOT / "docs" / "screenshots"
+SCREENSHOTS = screenshot_dir()  # a temporary folder unless CHUNK_EXPLORER_SCREENSHOTS
 ESSAY = read_path(ROOT / "sample_docs" / "long_essay.txt").text
 GUIDE = read_path(ROOT / "sample_docs" / "technical_guide.md").text
 TEXT = (

@@ -12,7 +12,10 @@
    their more similar neighbour.
 
 Steps 4 and 5 are :meth:`SemanticAnalysis.chunk`: pure numpy and packing, so changing
-the method or threshold never embeds again.
+the method or threshold never embeds again. Every size there is the size of a run of
+sentences, asked of the packing engine's :class:`~chunking.engine.packing.RunSizes`
+(made once per unit: exact from offsets for characters and words, measured and cached
+for tokens); a sentence over the limit is cut by the recursive splitter.
 
 >>> from chunking.splitters.semantic.analysis import analyze
 >>> analysis = analyze("Cats purr. Cats nap. Stocks fell. Markets slid.", embedder="hash")
@@ -34,11 +37,11 @@ from typing import Any
 import numpy as np
 
 from ...embedding.models import DEFAULT_BATCH_SIZE, Embedder, Progress, embed_chunks, get_embedder
-from ...engine.recursive import RecursiveSplitter, fit_span
+from ...engine.packing import RunSizes
+from ...engine.recursive import RecursiveSplitter, recursive_pieces
 from ...engine.spans import sentence_spans
-from ...model import UNSPLITTABLE, Chunk, Piece, build_chunks
+from ...model import Chunk, Piece, build_chunks
 from ...units import Sizer, get_sizer
-from ..windows import token_char_offsets
 from .methods import (
     FORMULA_METHODS,
     AutoChoice,
@@ -58,79 +61,7 @@ STRUCTURAL = "structural"
 END = "end"
 
 
-# --- sizes of sentence ranges -----------------------------------------------------------
-
-
-class _RangeSizes:
-    """Sizes of sentence ranges ``[a, b)``, from counts made once per unit.
-
-    Characters and words are exact from offsets and prefix sums (two sentences with no
-    whitespace between them share a word). Tokens are estimated from one encoding of
-    the whole document (the tokens a range overlaps); a range whose estimate is near
-    the limit, and every chunk, is then measured exactly, once, and remembered across
-    re-chunkings.
-    """
-
-    def __init__(self, text: str, starts: list[int], ends: list[int], sizer: Sizer) -> None:
-        self.text, self.starts, self.ends, self.sizer = text, starts, ends, sizer
-        self.exact = sizer.name in ("chars", "words")
-        self._measured: dict[tuple[int, int], int] = {}
-        self._first: list[int] = []  # estimate(a, b) = _last[b - 1] - _first[a]
-        self._last: list[int] = []
-        if sizer.name == "chars":
-            self.size = self._chars
-        elif sizer.name == "words":
-            self._count_words()
-            self.size = self._estimate
-        else:
-            self._count_tokens()
-            self.size = self._measure
-
-    def _count_words(self) -> None:
-        each = [len(self.text[s:e].split()) for s, e in zip(self.starts, self.ends, strict=True)]
-        between = zip(self.ends[:-1], self.starts[1:], strict=True)
-        joined = [0, *itertools.accumulate(1 if e == s else 0 for e, s in between)]
-        total = [0, *itertools.accumulate(each)]
-        self._first = [total[a] - joined[a] for a in range(len(each))]
-        self._last = [total[b + 1] - joined[b] for b in range(len(each))]
-
-    def _count_tokens(self) -> None:
-        name = getattr(self.sizer, "encoding_name", None)
-        if name is None:  # some other sizer: add up the sentences and what lies between
-            bounds = sorted({0, *self.starts, *self.ends, len(self.text)})
-            sizes = [self.sizer.size(self.text[x:y]) for x, y in itertools.pairwise(bounds)]
-            offsets = np.asarray(bounds)
-            counts = np.concatenate(([0], np.cumsum(sizes)))
-            first = counts[np.searchsorted(offsets, self.starts)]
-            last = counts[np.searchsorted(offsets, self.ends)]
-        else:
-            offsets = token_char_offsets(self.text, name)
-            first = np.searchsorted(offsets, self.starts, side="right") - 1
-            last = np.searchsorted(offsets, self.ends, side="left")
-        self._first, self._last = first.tolist(), last.tolist()
-
-    def _chars(self, a: int, b: int) -> int:
-        return self.ends[b - 1] - self.starts[a]
-
-    def _estimate(self, a: int, b: int) -> int:
-        return self._last[b - 1] - self._first[a]
-
-    def _measure(self, a: int, b: int) -> int:
-        key = (a, b)
-        n = self._measured.get(key)
-        if n is None:
-            n = self._measured[key] = self.sizer.size(self.text[self.starts[a] : self.ends[b - 1]])
-        return n
-
-    def over(self, a: int, b: int, limit: int) -> bool:
-        """Whether sentences ``[a, b)`` are larger than ``limit``."""
-        if self.exact:
-            return self.size(a, b) > limit
-        # The tokens of a slice differ from the document's tokens it overlaps only at
-        # its two ends; measure exactly only when the estimate is that close.
-        if self._estimate(a, b) > limit + 4:
-            return True
-        return self._measure(a, b) > limit
+# --- cutting again at the weakest similarity ----------------------------------------
 
 
 class _RangeArgmax:
@@ -223,7 +154,7 @@ class SemanticAnalysis:
     embedder: Embedder
     starts: np.ndarray = field(init=False, repr=False)
     ends: np.ndarray = field(init=False, repr=False)
-    _sizes: dict[str, _RangeSizes] = field(default_factory=dict, init=False, repr=False)
+    _sizes: dict[str, RunSizes] = field(default_factory=dict, init=False, repr=False)
     _thresholds: dict[str, float] | None = field(default=None, init=False, repr=False)
     _gradient: np.ndarray | None = field(default=None, init=False, repr=False)
 
@@ -278,10 +209,10 @@ class SemanticAnalysis:
         scores = self.scores(choice.method)
         cut = cutoff(choice.method, self.distances, choice.threshold)
         sizer = get_sizer(unit)
-        sizes = self._range_sizes(sizer)
+        sizes = self._run_sizes(unit, sizer)
         segments = self._split_oversized(np.flatnonzero(scores > cut).tolist(), sizes, max_size)
         segments, removed = self._merge_undersized(segments, sizes, min_size, max_size)
-        pieces = self._pieces(segments, sizes, sizer, max_size)
+        pieces = self._pieces(segments, sizes, unit, sizer, max_size)
         chunks = tuple(build_chunks(self.text, pieces, sizer))
         return SemanticResult(
             chunks=chunks,
@@ -309,15 +240,16 @@ class SemanticAnalysis:
 
     # -- steps of chunk() -------------------------------------------------------------
 
-    def _range_sizes(self, sizer: Sizer) -> _RangeSizes:
-        sizes = self._sizes.get(sizer.name)
+    def _run_sizes(self, unit: str, sizer: Sizer) -> RunSizes:
+        """The packing engine's sizes of sentence runs, made once per unit: sentences
+        ``[a, b)`` are the run ``a..b-1``."""
+        sizes = self._sizes.get(unit)
         if sizes is None:
-            sizes = self._sizes[sizer.name] = _RangeSizes(
-                self.text, self.starts.tolist(), self.ends.tolist(), sizer
-            )
+            spans = list(zip(self.starts.tolist(), self.ends.tolist(), strict=True))
+            sizes = self._sizes[unit] = RunSizes.of(self.text, spans, sizer)
         return sizes
 
-    def _split_oversized(self, cuts: list[int], sizes: _RangeSizes, limit: int) -> list[_Segment]:
+    def _split_oversized(self, cuts: list[int], sizes: RunSizes, limit: int) -> list[_Segment]:
         """The method's segments (a boundary after each sentence in ``cuts``), each one over
         ``limit`` cut at its largest internal distance, again and again. A single
         sentence over the limit is left for the structural split."""
@@ -330,7 +262,7 @@ class SemanticAnalysis:
             while stack:
                 segment = stack.pop()
                 a, b, reason, _ = segment
-                if b - a < 2 or not over(a, b, limit):
+                if b - a < 2 or not over(a, b - 1, limit):
                     out.append(segment)
                     continue
                 i = argmax(a, b - 1)
@@ -339,7 +271,7 @@ class SemanticAnalysis:
         return out
 
     def _merge_undersized(
-        self, segments: list[_Segment], sizes: _RangeSizes, min_size: int, max_size: int
+        self, segments: list[_Segment], sizes: RunSizes, min_size: int, max_size: int
     ) -> tuple[list[_Segment], list[tuple[int, str]]]:
         """Merge each segment under ``min_size`` into its more similar neighbour (across
         the smaller distance) when the result fits ``max_size``; smallest first.
@@ -348,8 +280,8 @@ class SemanticAnalysis:
         if min_size <= 0 or len(segments) < 2:
             return segments, []
         n = len(segments)
-        seg = [list(s) for s in segments]
-        size = [sizes.size(a, b) for a, b, _, _ in segments]
+        seg: list[list[Any]] = [list(s) for s in segments]
+        size = [sizes.measure(a, b - 1) for a, b, _, _ in segments]
         heap = [(sz, k) for k, sz in enumerate(size) if sz < min_size]
         heapq.heapify(heap)
         prev, nxt = list(range(-1, n - 1)), list(range(1, n + 1))
@@ -367,11 +299,11 @@ class SemanticAnalysis:
                 options.append((d[seg[k][1] - 1], k, nxt[k]))
             for _, left, right in sorted(options):
                 lo, hi = seg[left], seg[right]
-                if sizes.over(lo[0], hi[1], max_size):
+                if sizes.over(lo[0], hi[1] - 1, max_size):
                     continue
                 removed.append((lo[1] - 1, lo[2]))
                 lo[1], lo[2], lo[3] = hi[1], hi[2], lo[3] + hi[3] + 1
-                size[left] = sizes.size(lo[0], lo[1])
+                size[left] = sizes.measure(lo[0], lo[1] - 1)
                 alive[right] = False
                 nxt[left] = nxt[right]
                 if nxt[right] < n:
@@ -383,7 +315,7 @@ class SemanticAnalysis:
         return merged, sorted(removed)
 
     def _pieces(
-        self, segments: list[_Segment], sizes: _RangeSizes, sizer: Sizer, limit: int
+        self, segments: list[_Segment], sizes: RunSizes, unit: str, sizer: Sizer, limit: int
     ) -> list[Piece]:
         starts, ends, d = sizes.starts, sizes.ends, self._argmax.values
         last = len(d)
@@ -396,19 +328,19 @@ class SemanticAnalysis:
             }
             if merged:
                 meta["merged"] = {"count": merged, "reason": "under min_size"}
-            size = sizes.size(a, b)
+            size = sizes.measure(a, b - 1)
             if size <= limit:
                 out.append(Piece(starts[a], ends[b - 1], MappingProxyType(meta), size))
             else:  # one sentence over the limit
-                out.extend(self._split_sentence(starts[a], ends[b - 1], sizer, limit, meta))
+                out.extend(self._split_sentence(starts[a], ends[b - 1], unit, sizer, limit, meta))
         return out
 
     def _split_sentence(
-        self, lo: int, hi: int, sizer: Sizer, limit: int, meta: Mapping[str, Any]
+        self, lo: int, hi: int, unit: str, sizer: Sizer, limit: int, meta: Mapping[str, Any]
     ) -> Iterator[Piece]:
         """Pieces of one sentence over the limit: boundary ``"structural"`` inside it,
         the sentence's own boundary at its end. Splits are remembered."""
-        key = (sizer.name, limit, lo)
+        key = (unit, limit, lo)
         pieces = self._structural.get(key)
         if pieces is None:
             splitter = RecursiveSplitter(self.text, sizer, limit)
@@ -429,19 +361,12 @@ class SemanticAnalysis:
 def structural_pieces(splitter: RecursiveSplitter, lo: int, hi: int) -> list[Piece]:
     """``text[lo:hi]`` cut by the recursive splitter, every piece measured and within
     the splitter's limit unless flagged ``"over limit: unsplittable"``."""
-    text, sizer, limit = splitter.text, splitter.sizer, splitter.size
+    text, sizer = splitter.text, splitter.sizer
     pieces: list[Piece] = []
-    for start, end, _, whole in splitter.split(lo, hi):
-        n = sizer.size(text[start:end])
-        if n <= limit:
-            pieces.append(Piece(start, end, {}, n))
-        elif whole:
-            pieces.append(Piece(start, end, {"flags": [UNSPLITTABLE]}, n))
-        else:
-            for p in fit_span(text, start, end, sizer, limit):
-                flags = {"flags": list(p.metadata["flags"])} if "flags" in p.metadata else {}
-                size = p.size if p.size is not None else sizer.size(text[p.start : p.end])
-                pieces.append(Piece(p.start, p.end, flags, size))
+    for p in recursive_pieces(text, sizer, splitter, lo, hi):
+        flags = {"flags": list(p.metadata["flags"])} if "flags" in p.metadata else {}
+        size = p.size if p.size is not None else sizer.size(text[p.start : p.end])
+        pieces.append(Piece(p.start, p.end, flags, size))
     return pieces
 
 

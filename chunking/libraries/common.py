@@ -1,0 +1,139 @@
+"""What every library engine shares: lazy imports with a one-line message, library errors
+as ``ValueError``, units, and the parameters that mean the same thing everywhere."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import sys
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from types import ModuleType
+from typing import Any
+
+from ..params import Param
+
+#: What to install for every engine at once.
+EXTRA = "pip install 'chunk-explorer[engines]'"
+
+
+def require(module: str, package: str, strategy: str) -> ModuleType:
+    """Import ``module`` (a library) or raise a one-line ``ValueError`` naming the extra."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ValueError(
+            f"strategy {strategy!r} needs the {package} package, which is not installed; "
+            f"install the engines extra: {EXTRA}"
+        ) from None
+
+
+_PRINTS_LOCK = threading.Lock()
+_printing_libraries = 0
+_stdout: Any = None
+
+
+@contextlib.contextmanager
+def prints_to_stderr() -> Iterator[None]:
+    """While any library runs, ``print`` goes to stderr, so that a library's chatter
+    never mixes with a command's output on stdout (LlamaIndex prints a warning for
+    small chunk sizes). Counted across threads: stdout comes back when the last
+    library call ends, whatever order calls end in."""
+    global _printing_libraries, _stdout
+    with _PRINTS_LOCK:
+        if _printing_libraries == 0:
+            _stdout = sys.stdout
+            sys.stdout = sys.stderr
+        _printing_libraries += 1
+    try:
+        yield
+    finally:
+        with _PRINTS_LOCK:
+            _printing_libraries -= 1
+            if _printing_libraries == 0:
+                sys.stdout = _stdout
+                _stdout = None
+
+
+@contextlib.contextmanager
+def library_errors(strategy: str, library: str) -> Iterator[None]:
+    """Turn whatever a library raises into a one-line ``ValueError`` naming it; what
+    it prints goes to stderr (:func:`prints_to_stderr`)."""
+    try:
+        with prints_to_stderr():
+            yield
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ValueError(f"{strategy}: {library} failed on this document: {first}") from exc
+
+
+def count_tokens() -> Callable[[str], int]:
+    """cl100k_base token counts (offline), special-token text counted as ordinary text."""
+    from ..units import get_encoding
+
+    encode = get_encoding().encode_ordinary
+    return lambda text: len(encode(text))
+
+
+def encoding_name() -> str:
+    """The name tiktoken knows our offline cl100k_base by (for libraries that take a
+    name and call ``tiktoken.get_encoding`` themselves)."""
+    from ..units import get_encoding
+
+    return str(get_encoding().name)
+
+
+def unit_choice(choices: tuple[str, ...], default: str, counted: str) -> Param:
+    """A ``unit`` parameter: what the library's size parameters count here."""
+    names = {"chars": "characters", "words": "words", "tokens": "cl100k_base tokens"}
+    listed = ", ".join(f"{c} ({names[c]})" for c in choices)
+    return Param(
+        "unit",
+        str,
+        default,
+        f"What {counted} counts: {listed}."
+        if len(choices) > 1
+        else f"{counted} counts {names[default]} here (the only unit this engine offers).",
+        choices=choices,
+    )
+
+
+def model_param() -> Param:
+    return Param(
+        "model",
+        str,
+        "all-MiniLM-L6-v2",
+        "Our embedding model, handed to the library: all-MiniLM-L6-v2 (bundled, offline), "
+        "a local path to a sentence-transformers model, or 'hash' (a fast fake for tests).",
+    )
+
+
+def size_param(name: str, default: int, help: str) -> Param:
+    return Param(name, int, default, help, minimum=1, maximum=1_000_000)
+
+
+def overlap_param(name: str, default: int, help: str) -> Param:
+    return Param(name, int, default, help, minimum=0, maximum=1_000_000)
+
+
+def overlap_not_above(
+    size: str, overlap: str, strict: bool = False
+) -> Callable[[Mapping[str, Any]], None]:
+    """The library's own rule on overlap, checked when the configuration is made."""
+
+    def check(p: Mapping[str, Any]) -> None:
+        if p[overlap] > p[size] or (strict and p[overlap] == p[size]):
+            word = "smaller than" if strict else "at most"
+            raise ValueError(
+                f"{overlap} ({p[overlap]}) must be {word} {size} ({p[size]}); "
+                f"lower {overlap} or raise {size}"
+            )
+
+    return check
+
+
+def embedder(p: Mapping[str, Any]) -> Any:
+    """Our embedder for the configured model (loads it once per process)."""
+    from ..embedding.models import get_embedder
+
+    return get_embedder(p["model"])

@@ -1,0 +1,478 @@
+"""A configuration as code: a short snippet that builds the same splitter in the user's
+own library (LangChain, LlamaIndex, chonkie, semchunk) or with our API or command line.
+
+Every Python snippet defines ``split(text: str) -> list[str]`` returning the chunk texts,
+so that it can be pasted into a pipeline as it is. :data:`MAPPINGS` declares, for every
+strategy and target, how faithful the snippet is:
+
+- ``exact``: the same chunk texts as ours (``tests/test_snippets.py`` runs every exact
+  snippet in a fresh interpreter on every sample document and the chroma-eval corpora);
+- ``approximate``: the closest settings of the target; the note says what differs;
+- ``unavailable``: the target has no equivalent; the note says why.
+
+Snippets are generated only from a validated :class:`~chunking.config.Config`: every
+value is written with :func:`repr` (strings, numbers, booleans, lists of strings), never
+pasted as text, so nothing in a configuration can inject code.
+
+Snippets use each library's standard names, such as tiktoken's ``cl100k_base``, which
+tiktoken downloads on first use. :func:`seed_tiktoken_cache` puts the offline copy of
+``cl100k_base`` where tiktoken looks first, so the same snippet runs offline here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import shlex
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .config import Config
+
+TARGETS = ("langchain", "llamaindex", "chonkie", "semchunk", "python", "cli")
+FIDELITIES = ("exact", "approximate", "unavailable")
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """Code for one target, how faithful it is, and what differs (or why there is none)."""
+
+    target: str
+    fidelity: str
+    code: str
+    note: str = ""
+
+    @property
+    def language(self) -> str:
+        return "bash" if self.target == "cli" else "python"
+
+
+class SnippetError(ValueError):
+    """A configuration that cannot be written as code (a clear, one-line reason)."""
+
+
+def snippet(config: Config, target: str) -> Snippet:
+    """The snippet for ``config`` in ``target`` (one of :data:`TARGETS`)."""
+    if target not in TARGETS:
+        raise SnippetError(f"unknown target {target!r}; choose one of: {', '.join(TARGETS)}")
+    _check_values(config.params)
+    if target == "python":
+        return Snippet(target, "exact", _python(config))
+    if target == "cli":
+        return Snippet(target, "exact", _cli(config))
+    write = MAPPINGS.get((config.strategy, target))
+    if write is None:
+        return Snippet(target, "unavailable", "", _unavailable_note(config.strategy, target))
+    return write(config)
+
+
+def fidelity_table(strategies: list[str]) -> list[dict[str, str]]:
+    """One row per strategy: the fidelity of each target for its default configuration."""
+    rows = []
+    for name in strategies:
+        config = Config.create(name)
+        rows.append({"strategy": name, **{t: snippet(config, t).fidelity for t in TARGETS}})
+    return rows
+
+
+# --- our own API and command line --------------------------------------------------
+
+
+def _python(config: Config) -> str:
+    return _lines(
+        "import chunking",
+        "",
+        "CONFIG = chunking.Config.create(",
+        f"    {config.strategy!r},",
+        *(f"    {name}={value!r}," for name, value in config.params.items()),
+        ")",
+        "",
+        "",
+        "def split(text: str) -> list[str]:",
+        "    return [chunk.text for chunk in chunking.run(text, CONFIG)]",
+    )
+
+
+def _cli(config: Config) -> str:
+    words = ["chunk-explorer", "split", "INPUT.txt", "--strategy", config.strategy]
+    for name, value in config.params.items():
+        words += ["--param", f"{name}={_json(value)}"]
+    return " ".join(w if w == "INPUT.txt" else shlex.quote(w) for w in words) + "\n"
+
+
+# --- LangChain ----------------------------------------------------------------------
+
+_TIKTOKEN_LENGTH = (
+    'ENCODING = tiktoken.get_encoding("cl100k_base")',
+    "",
+    "",
+    "def tokens(text: str) -> int:",
+    "    return len(ENCODING.encode_ordinary(text))",
+    "",
+    "",
+)
+_KEEP = {"start": True, "end": "end", "none": False}
+
+
+def _langchain_recursive(config: Config) -> Snippet:
+    p = config.params
+    unit = p["unit"]
+    length = {"chars": "len", "tokens": "tokens", "words": "words"}[unit]
+    header: tuple[str, ...] = ()
+    if unit == "tokens":
+        header = _TIKTOKEN_LENGTH
+    elif unit == "words":
+        header = ("def words(text: str) -> int:", "    return len(text.split())", "", "")
+    code = _lines(
+        *(("import tiktoken",) if unit == "tokens" else ()),
+        "from langchain_text_splitters import RecursiveCharacterTextSplitter",
+        "",
+        *header,
+        "splitter = RecursiveCharacterTextSplitter(",
+        f"    chunk_size={p['size']!r},",
+        f"    chunk_overlap={p['overlap']!r},",
+        f"    separators={p['separators']!r},",
+        f"    keep_separator={_KEEP[p['keep_separator']]!r},",
+        f"    strip_whitespace={p['strip_whitespace']!r},",
+        f"    is_separator_regex={p['is_separator_regex']!r},",
+        f"    length_function={length},",
+        ")",
+        "",
+        "",
+        "def split(text: str) -> list[str]:",
+        "    return splitter.split_text(text)",
+    )
+    if p["keep_separator"] == "none":
+        return Snippet(
+            "langchain",
+            "approximate",
+            code,
+            "with keep_separator 'none' LangChain joins pieces with one separator where "
+            "the source had several; here every chunk is a slice of the source",
+        )
+    if unit == "chars":
+        return Snippet("langchain", "exact", code)
+    return Snippet(
+        "langchain",
+        "approximate",
+        code,
+        f"LangChain adds up the {unit} of the pieces it merges; a merged chunk whose own "
+        f"text is over {p['size']} {unit} is kept there and cut again here",
+    )
+
+
+def _langchain_token(config: Config) -> Snippet:
+    p = config.params
+    code = _lines(
+        "from langchain_text_splitters import TokenTextSplitter",
+        "",
+        "splitter = TokenTextSplitter(",
+        '    encoding_name="cl100k_base",',
+        f"    chunk_size={p['size']!r},",
+        f"    chunk_overlap={p['overlap']!r},",
+        ")",
+        "",
+        "",
+        "def split(text: str) -> list[str]:",
+        "    return splitter.split_text(text)",
+    )
+    return Snippet(
+        "langchain",
+        "exact",
+        code,
+        "where a token boundary falls inside a multi-byte character (an emoji, CJK), "
+        "LangChain decodes the halves as U+FFFD and here the character is kept whole; "
+        "the chunks are the same on text without such boundaries",
+    )
+
+
+def _langchain_markdown(config: Config) -> Snippet:
+    p = config.params
+    headers = [("#" * level, f"h{level}") for level in range(1, p["levels"] + 1)]
+    return Snippet(
+        "langchain",
+        "approximate",
+        _lines(
+            *(("import tiktoken",) if p["unit"] == "tokens" else ()),
+            "from langchain_text_splitters import (",
+            "    MarkdownHeaderTextSplitter,",
+            "    RecursiveCharacterTextSplitter,",
+            ")",
+            "",
+            *(_TIKTOKEN_LENGTH if p["unit"] == "tokens" else ()),
+            f"headers = MarkdownHeaderTextSplitter({headers!r}, strip_headers=False)",
+            "sections = RecursiveCharacterTextSplitter(",
+            f"    chunk_size={p['size']!r},",
+            f"    chunk_overlap={p['overlap']!r},",
+            f"    length_function={'tokens' if p['unit'] == 'tokens' else 'len'},",
+            ")",
+            "",
+            "",
+            "def split(text: str) -> list[str]:",
+            "    docs = sections.split_documents(headers.split_text(text))",
+            "    return [doc.page_content for doc in docs]",
+        ),
+        "MarkdownHeaderTextSplitter rebuilds section text line by line (blank lines and "
+        "trailing spaces change) and knows no Setext headers or atomic code blocks",
+    )
+
+
+# --- LlamaIndex ---------------------------------------------------------------------
+
+
+#: About how many of a unit one cl100k token is, for libraries that only count tokens.
+_PER_TOKEN = {"tokens": 1.0, "words": 0.75, "chars": 4.0}
+
+
+def _in_tokens(n: int, unit: str) -> int:
+    return max(1, round(n / _PER_TOKEN[unit]))
+
+
+def _llamaindex_sentence(config: Config) -> Snippet:
+    p = config.params
+    unit = p["unit"]
+    size = _in_tokens(p["size"], unit)
+    notes = ["SentenceSplitter always counts cl100k tokens"]
+    if unit != "tokens":
+        notes.append(f"{p['size']} {unit} is about {size} tokens")
+    if config.strategy == "sentence":
+        overlap = 0  # ours counts sentences; LlamaIndex's counts tokens
+        if p["overlap"]:
+            notes.append("its overlap counts tokens, not sentences: set it to taste")
+    else:
+        overlap = _in_tokens(p["overlap"], unit) if p["overlap"] else 0
+    notes.append("it prefers paragraph and sentence ends and strips chunks")
+    return Snippet(
+        "llamaindex",
+        "approximate",
+        _lines(
+            "import tiktoken",
+            "from llama_index.core.node_parser import SentenceSplitter",
+            "",
+            'ENCODING = tiktoken.get_encoding("cl100k_base")',
+            "splitter = SentenceSplitter(",
+            f"    chunk_size={size!r},",
+            f"    chunk_overlap={overlap!r},",
+            "    tokenizer=ENCODING.encode_ordinary,",
+            ")",
+            "",
+            "",
+            "def split(text: str) -> list[str]:",
+            "    return splitter.split_text(text)",
+        ),
+        "; ".join(notes),
+    )
+
+
+def _llamaindex_token(config: Config) -> Snippet:
+    p = config.params
+    return Snippet(
+        "llamaindex",
+        "approximate",
+        _lines(
+            "import tiktoken",
+            "from llama_index.core.node_parser import TokenTextSplitter",
+            "",
+            'ENCODING = tiktoken.get_encoding("cl100k_base")',
+            "splitter = TokenTextSplitter(",
+            f"    chunk_size={p['size']!r},",
+            f"    chunk_overlap={p['overlap']!r},",
+            "    tokenizer=ENCODING.encode_ordinary,",
+            ")",
+            "",
+            "",
+            "def split(text: str) -> list[str]:",
+            "    return splitter.split_text(text)",
+        ),
+        "LlamaIndex's TokenTextSplitter splits at spaces first and merges words up to the "
+        "token budget, so windows end at word boundaries instead of exact token counts",
+    )
+
+
+# --- chonkie and semchunk -------------------------------------------------------------
+
+
+def _chonkie_recursive(config: Config) -> Snippet:
+    p = config.params
+    tokenizer = {"chars": "'character'", "words": "'word'", "tokens": "ENCODING"}[p["unit"]]
+    return Snippet(
+        "chonkie",
+        "approximate",
+        _lines(
+            *_chonkie_encoding(p["unit"] == "tokens"),
+            "from chonkie import RecursiveChunker",
+            "",
+            *(
+                ('ENCODING = tiktoken.get_encoding("cl100k_base")',)
+                if p["unit"] == "tokens"
+                else ()
+            ),
+            f"chunker = RecursiveChunker(tokenizer={tokenizer}, chunk_size={p['size']!r})",
+            "",
+            "",
+            "def split(text: str) -> list[str]:",
+            "    return [chunk.text for chunk in chunker.chunk(text)]",
+        ),
+        "chonkie's recursive rules (paragraphs, sentences, punctuation, words) differ from "
+        "these separators, it keeps whitespace, and it has no overlap",
+    )
+
+
+def _chonkie_token(config: Config) -> Snippet:
+    p = config.params
+    return Snippet(
+        "chonkie",
+        "approximate",
+        _lines(
+            *_chonkie_encoding(True),
+            "from chonkie import TokenChunker",
+            "",
+            'ENCODING = tiktoken.get_encoding("cl100k_base")',
+            "chunker = TokenChunker(",
+            "    tokenizer=ENCODING,",
+            f"    chunk_size={p['size']!r},",
+            f"    chunk_overlap={p['overlap']!r},",
+            ")",
+            "",
+            "",
+            "def split(text: str) -> list[str]:",
+            "    return [chunk.text for chunk in chunker.chunk(text)]",
+        ),
+        "the same token windows; chonkie decodes each window's tokens, so text at a "
+        "boundary inside a multi-byte character differs",
+    )
+
+
+def _chonkie_encoding(tokens: bool) -> tuple[str, ...]:
+    # chonkie's own name "cl100k_base" asks the Hugging Face hub first; a tiktoken
+    # Encoding object is taken as it is.
+    return ("import tiktoken",) if tokens else ()
+
+
+def _semchunk(config: Config) -> Snippet:
+    p = config.params
+    counter = {
+        "chars": ("len",),
+        "words": ("lambda text: len(text.split())",),
+        "tokens": ("ENCODING.encode_ordinary",),
+    }[p["unit"]]
+    header = ("import tiktoken",) if p["unit"] == "tokens" else ()
+    encoding = ('ENCODING = tiktoken.get_encoding("cl100k_base")',) if header else ()
+    count = (
+        f"chunker = semchunk.chunkerify({counter[0]}, {p['size']!r})"
+        if p["unit"] != "tokens"
+        else f"chunker = semchunk.chunkerify(ENCODING, {p['size']!r})"
+    )
+    return Snippet(
+        "semchunk",
+        "approximate",
+        _lines(
+            *header,
+            "import semchunk",
+            "",
+            *encoding,
+            count,
+            "",
+            "",
+            "def split(text: str) -> list[str]:",
+            f"    return chunker(text, overlap={p['overlap'] or None!r})",
+        ),
+        "semchunk splits at its own hierarchy of whitespace and punctuation and drops "
+        "whitespace between chunks; overlap is applied its own way",
+    )
+
+
+#: ``(strategy, target) -> writer``; pairs not listed (and not python or cli) have no
+#: equivalent (see :func:`_unavailable_note`).
+MAPPINGS: Mapping[tuple[str, str], Callable[[Config], Snippet]] = {
+    ("recursive", "langchain"): _langchain_recursive,
+    ("token", "langchain"): _langchain_token,
+    ("markdown", "langchain"): _langchain_markdown,
+    ("recursive", "llamaindex"): _llamaindex_sentence,
+    ("sentence", "llamaindex"): _llamaindex_sentence,
+    ("token", "llamaindex"): _llamaindex_token,
+    ("recursive", "chonkie"): _chonkie_recursive,
+    ("token", "chonkie"): _chonkie_token,
+    ("recursive", "semchunk"): _semchunk,
+}
+
+_WHY_NOT = {
+    "fixed": "cuts every N units regardless of content, which none of these libraries does",
+    "sliding": "windows with a stride are not a splitter of these libraries",
+    "html": "it keeps the raw markup with offsets into it; these libraries split the "
+    "extracted text",
+    "code": "its Python (ast) and tree-sitter sections differ from the library's",
+    "paragraph": "it packs whole paragraphs, which this library cannot be told to do",
+    "conversation": "it packs chat messages by speaker, which this library does not know",
+    "hierarchy": "parent-child levels have no equivalent here",
+    "semantic": "the library's semantic splitter uses other breakpoint rules and needs its "
+    "own embedding wrapper",
+}
+
+
+def _unavailable_note(strategy: str, target: str) -> str:
+    reason = _WHY_NOT.get(strategy, "this library has no splitter with the same behaviour")
+    return f"no {target} equivalent of {strategy!r}: {reason}; use the python or cli export"
+
+
+# --- values -----------------------------------------------------------------------------
+
+
+def _check_values(params: Mapping[str, Any]) -> None:
+    for name, value in params.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise SnippetError(f"{name} is {value}; a snippet needs a finite number")
+
+
+def _json(value: Any) -> str:
+    """A ``--param`` value as the CLI reads it back: JSON, or plain text when a string
+    would not parse as JSON (so ``"end"`` stays ``end`` but ``"1"`` is quoted)."""
+    import json
+
+    if isinstance(value, str):
+        try:
+            json.loads(value)
+        except ValueError:
+            return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _lines(*lines: str) -> str:
+    return "\n".join(lines) + "\n"
+
+
+# --- tiktoken's standard names, offline --------------------------------------------------
+
+_CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+_CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+
+
+def tiktoken_cache_dir() -> Path:
+    """Where tiktoken looks for downloaded encodings before it downloads them."""
+    for variable in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
+        if variable in os.environ:
+            return Path(os.environ[variable])
+    return Path(tempfile.gettempdir()) / "data-gym-cache"
+
+
+def seed_tiktoken_cache() -> Path:
+    """Put the offline ``cl100k_base`` file where ``tiktoken.get_encoding("cl100k_base")``
+    looks first (its cache, named by the SHA-1 of the file's URL), so that standard code
+    runs without a download. Returns the file's path; does nothing if it is there."""
+    from importlib.resources import files
+
+    target = tiktoken_cache_dir() / hashlib.sha1(_CL100K_URL.encode()).hexdigest()
+    data = files("tiktoken_ext").joinpath("data/cl100k_base.tiktoken").read_bytes()
+    if hashlib.sha256(data).hexdigest() != _CL100K_SHA256:
+        raise RuntimeError("the offline cl100k_base file does not match tiktoken's hash")
+    if target.is_file() and target.read_bytes() == data:
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    partial.write_bytes(data)
+    partial.replace(target)
+    return target

@@ -1,0 +1,354 @@
+"""The page kit: what several pages share, below the sidebar (:mod:`pages.common`).
+
+- parameter controls generated from the registry, for any subset of a strategy's
+  parameters (:func:`param_controls`, :func:`param_widget`), and the registry's defaults
+  (:func:`default`, :func:`default_model`);
+- the cached chunk call (:func:`chunks`, :func:`safe_chunks`), keyed by text hash and
+  configuration JSON;
+- the embedder with a spinner and its errors shown, never raised (:func:`load_embedder`),
+  and embedding with a progress bar (:func:`embed_with_progress`, :func:`embed_once`);
+- limits read from the environment (:func:`env_limit`);
+- settings handed from one page to another (:func:`hand_over`, :func:`take_over`);
+- the boundary view a page at a time (:func:`paged_text`).
+
+Nothing here knows the sidebar; :mod:`pages.common` builds on this module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, Final
+
+import streamlit as st
+
+from chunking import Chunk, Config, Param, get_strategy, run
+from chunking.embedding.models import Embedder, EmbeddingError, get_embedder
+from chunking.viz.render import LEGEND_HTML, Page, paginate, render_page
+
+#: Every keyed widget of the app keeps its value for the whole session: while another
+#: page is shown, and when a page change reaches the server without the widget (a link
+#: clicked while a run is still drawing; Streamlit otherwise drops such widgets' state).
+PERSIST: Final = "session"
+#: The strategy whose ``model`` parameter names the default embedding model.
+MODEL_STRATEGY = "semantic"
+
+
+def text_key(text: str) -> str:
+    """sha1 of the text: the cache key of everything computed from it."""
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass"), usedforsecurity=False).hexdigest()
+
+
+def env_limit(name: str, default: int, minimum: int) -> int:
+    """A whole number from the environment variable ``name`` (``default`` when unset);
+    a bad value is shown as a warning and the default used."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    if raw.isdigit() and int(raw) >= minimum:
+        return int(raw)
+    st.warning(f"{name}={raw!r} is not a whole number of at least {minimum}; using {default:,}")
+    return default
+
+
+# ------------------------------------------------------------------ parameter controls
+
+
+def param_key(strategy: str, param: str, prefix: str = "") -> str:
+    """Session-state key of a parameter's widget, e.g. ``recursive.size``."""
+    return f"{prefix}{strategy}.{param}"
+
+
+def default(strategy: str, param: str) -> Any:
+    """The registry's default of one parameter."""
+    return get_strategy(strategy).param(param).fresh_default()
+
+
+def default_model() -> str:
+    """The embedding model used when none is chosen: the ``semantic`` strategy's default."""
+    return str(default(MODEL_STRATEGY, "model"))
+
+
+def widget_value(param: Param, value: Any) -> Any:
+    """A core value in the form its widget holds (lists as JSON text)."""
+    if param.kind is list:
+        return json.dumps(list(value), ensure_ascii=False)
+    if param.kind is float:
+        return float(value)
+    return value
+
+
+def _bound(value: float | None, kind: type) -> Any:
+    return None if value is None else kind(value)
+
+
+def param_widget(param: Param, key: str, label: str | None = None) -> Any:
+    """Draw the widget for ``param`` bound to ``key``, initialised to its default, with
+    the registry's range and help text; returns the widget's value."""
+    if key not in st.session_state:
+        st.session_state[key] = widget_value(param, param.fresh_default())
+    label = label or param.name.replace("_", " ")
+    kind, help_text = param.kind, param.help
+    shared: dict[str, Any] = {"persist_state": PERSIST, "key": key, "help": help_text}
+    if kind is bool:
+        return st.toggle(label, **shared)
+    if kind is int:
+        lo, hi = _bound(param.minimum, int), _bound(param.maximum, int)
+        return st.number_input(label, min_value=lo, max_value=hi, step=1, **shared)
+    if kind is float and param.minimum is not None and param.maximum is not None:
+        lo, hi = float(param.minimum), float(param.maximum)
+        return st.slider(label, min_value=lo, max_value=hi, step=(hi - lo) / 100, **shared)
+    if kind is float:
+        lo, hi = _bound(param.minimum, float), _bound(param.maximum, float)
+        return st.number_input(label, min_value=lo, max_value=hi, step=0.05, **shared)
+    if kind is str and param.choices:
+        return st.selectbox(label, list(param.choices), **shared)
+    if kind is list:
+        shared["help"] = f'{help_text} Write a JSON list of strings, e.g. ["\\n\\n", " "].'
+        return st.text_input(f"{label} (JSON list)", **shared)
+    return st.text_input(label, **shared)
+
+
+def param_controls(
+    strategy: str,
+    names: Sequence[str],
+    key: Callable[[str], str],
+    *,
+    labels: Mapping[str, str] | None = None,
+    columns: int = 1,
+) -> dict[str, Any]:
+    """Widgets for the parameters ``names`` of ``strategy``, as the registry declares
+    them (type, default, range, help), bound to ``key(name)``; returns their values.
+
+    With ``columns`` > 1 the widgets are laid out side by side, in order.
+    """
+    spec = get_strategy(strategy)
+    places = st.columns(columns) if columns > 1 else [st.container()]
+    values = {}
+    for i, name in enumerate(names):
+        with places[i % len(places)]:
+            label = (labels or {}).get(name)
+            values[name] = param_widget(spec.param(name), key(name), label)
+    return values
+
+
+def apply_params(strategy: str, values: Mapping[str, Any], key: Callable[[str], str]) -> None:
+    """Set the widgets of ``strategy``'s parameters named in ``values`` (core values)."""
+    spec = get_strategy(strategy)
+    for name, value in values.items():
+        if name in spec.param_names:
+            st.session_state[key(name)] = widget_value(spec.param(name), value)
+
+
+def clamp_state(key: str, lo: int, hi: int) -> None:
+    """Keep a number widget's value within ``[lo, hi]`` before it is drawn.
+
+    The range of page and chunk numbers changes with the configuration; a value left
+    over from a previous configuration would otherwise be out of range.
+    """
+    value = st.session_state.get(key, lo)
+    st.session_state[key] = min(max(lo, int(value)), hi)
+
+
+# ---------------------------------------------------------------------- chunk cache
+
+
+# Chunks are immutable, so one shared copy (cache_resource) is safe and saves copying
+# megabytes of text on every rerun; their read-only metadata could not be pickled anyway.
+@st.cache_resource(show_spinner="Chunking…", max_entries=64)
+def _chunks(key: str, config_json: str, _text: str) -> tuple[Chunk, ...]:
+    return tuple(run(_text, Config.from_dict(json.loads(config_json))))
+
+
+def chunks(text: str, config: Config, key: str | None = None) -> tuple[Chunk, ...]:
+    """The chunks of ``text`` for ``config``, cached by text hash (``key``, computed when
+    not given) and the configuration's JSON. Raises what the strategy raises."""
+    return _chunks(key or text_key(text), config.to_json(), text)
+
+
+def safe_chunks(text: str, config: Config, key: str | None = None) -> tuple[Chunk, ...] | str:
+    """Like :func:`chunks`, but a failure becomes a message to show."""
+    try:
+        return chunks(text, config, key)
+    except ValueError as exc:
+        return f"{config.spec.label} cannot cut this document: {exc}"
+    except Exception as exc:  # a strategy bug must not show a traceback to the user
+        return (
+            f"{config.spec.label} failed on this document ({type(exc).__name__}: {exc}). "
+            "Try another strategy or other parameters."
+        )
+
+
+# ------------------------------------------------------------------------- embedder
+
+
+def set_state(key: str, value: Any) -> None:
+    """Set a session-state value (a button callback: ``on_click=set_state, args=...``)."""
+    st.session_state[key] = value
+
+
+def load_embedder(model: str, *, model_key: str | None = None) -> Embedder | None:
+    """The embedder named ``model`` (loaded once per process, with a spinner), or None
+    after showing why it cannot be loaded and what to do; never a traceback.
+
+    With ``model_key`` (the session key of the page's model widget), a button sets that
+    widget back to the bundled model.
+    """
+    try:
+        with st.spinner("Loading the embedding model…"):
+            return get_embedder(model)
+    except EmbeddingError as exc:
+        model_error(f"The embedding model could not be loaded: {exc}", model_key)
+        return None
+
+
+def model_error(message: str, model_key: str | None = None) -> None:
+    """Show a model problem with the ways out; with ``model_key``, a button to use the
+    bundled model (its key: the page prefix of ``model_key`` + ``_use_bundled``, e.g.
+    ``sem_use_bundled`` for ``sem.model``)."""
+    bundled = default_model()
+    st.error(
+        f"{message}\n\nUse the bundled {bundled}, enter the path of a local "
+        "sentence-transformers model, or enter 'hash' for a fast fake model."
+    )
+    if model_key is not None:
+        st.button(
+            "Use the bundled model",
+            key=f"{model_key.split('.')[0]}_use_bundled",
+            on_click=set_state,
+            args=(model_key, bundled),
+        )
+
+
+def embed_with_progress(embedder: Embedder, texts: Sequence[str], label: str) -> Any:
+    """Embed ``texts`` (into the embedder's cache) with a progress bar that disappears
+    when done; returns the vectors (one row per text)."""
+    holder = st.empty()
+
+    def update(done: int, total: int) -> None:
+        if total and done < total:
+            holder.progress(done / total, text=f"{label}: {done:,} of {total:,}")
+
+    try:
+        return embedder.embed(list(texts), progress=update)
+    finally:
+        holder.empty()
+
+
+@st.cache_resource(show_spinner=False)
+def _embedded() -> set[Hashable]:
+    """What :func:`embed_once` embedded in this process."""
+    return set()
+
+
+def embed_once(
+    marker: Hashable, embedder: Embedder, texts: Callable[[], Sequence[str]], label: str
+) -> None:
+    """Embed ``texts()`` with a progress bar, unless ``marker`` (what the texts stand for,
+    e.g. a text hash, model and setting) was embedded before in this process: the
+    vectors are in the embedder's cache then, and the cached step that follows is quick."""
+    if marker in _embedded():
+        return
+    embed_with_progress(embedder, texts(), label)
+    _embedded().add(marker)
+
+
+# ------------------------------------------------------------------- page hand-over
+
+
+def _request_key(page: str) -> str:
+    return f"_request.{page}"
+
+
+def hand_over(page: str, settings: Mapping[str, Any]) -> None:
+    """Leave ``settings`` for ``page`` (e.g. ``"semantic"``), applied on its next run."""
+    st.session_state[_request_key(page)] = dict(settings)
+
+
+def take_over(page: str) -> Mapping[str, Any] | None:
+    """The settings another page left for ``page``, once (they are removed)."""
+    request = st.session_state.pop(_request_key(page), None)
+    return request if isinstance(request, Mapping) else None
+
+
+# ---------------------------------------------------------------------- pagination
+
+
+def paged_text(
+    text: str,
+    shown: Sequence[Chunk],
+    key: str,
+    *,
+    unit: str,
+    pages: Sequence[Page] | None = None,
+) -> Page:
+    """The chunks drawn on the document a page at a time, with the page number input
+    (bound to ``key``); returns the page shown."""
+    pages = pages if pages is not None else paginate(shown)
+    clamp_state(key, 1, len(pages))
+    nav, info = st.columns([1, 4], vertical_alignment="bottom")
+    number = nav.number_input(
+        f"Page (of {len(pages)})",
+        min_value=1,
+        max_value=len(pages),
+        step=1,
+        persist_state=PERSIST,
+        key=key,
+        help="Large documents are drawn a page at a time so the browser stays responsive.",
+    )
+    page = pages[int(number) - 1]
+    info.caption(
+        f"Chunks {page.first}–{page.last - 1} (of {len(shown):,}, numbered from 0), "
+        f"characters {page.start:,}–{page.end:,} of {len(text):,}. Hover over the text to "
+        "see each chunk's index, offsets and size; a red bar marks where a chunk starts."
+    )
+    st.html(LEGEND_HTML)
+    st.html(render_page(text, shown, page, unit=unit))
+    return page
+
+
+# --- export as code -------------------------------------------------------------------
+
+_FIDELITY_NOTE = {
+    "exact": "gives the same chunks as here",
+    "approximate": "the closest settings; the chunks differ",
+    "unavailable": "no equivalent",
+}
+
+
+def code_export(config: Config, key: str) -> None:
+    """The configuration as code for a chosen library: fidelity, what differs, the
+    snippet (with a copy button) and a download."""
+    from chunking.snippets import TARGETS, snippet
+
+    target = st.selectbox(
+        "Library",
+        TARGETS,
+        key=f"{key}.target",
+        persist_state=PERSIST,
+        help="Python snippets define split(text) -> list[str]: paste them into a pipeline.",
+    )
+    made = snippet(config, target)
+    message = f"**{made.fidelity}**: {_FIDELITY_NOTE[made.fidelity]}"
+    if made.note:
+        message += f". {made.note[0].upper()}{made.note[1:]}."
+    if made.fidelity == "exact":
+        st.success(message, icon=":material/check_circle:")
+    elif made.fidelity == "approximate":
+        st.warning(message, icon=":material/warning:")
+    else:
+        st.info(message, icon=":material/block:")
+        return
+    st.code(made.code, language=made.language)
+    suffix = "sh" if made.language == "bash" else "py"
+    st.download_button(
+        f"Download {target} snippet",
+        data=made.code,
+        file_name=f"{config.strategy}_{target}.{suffix}",
+        mime="text/x-python" if suffix == "py" else "text/x-shellscript",
+        on_click="ignore",
+        key=f"{key}.download",
+        icon=":material/download:",
+    )

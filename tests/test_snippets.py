@@ -1,0 +1,228 @@
+"""Export as code: every exact snippet, run in a fresh interpreter on every sample
+document and every chroma-eval corpus, returns our chunk texts; approximate ones report
+how many of our boundaries they share."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import chunking
+from chunking import Config
+from chunking.io import read_path
+from chunking.snippets import (
+    MAPPINGS,
+    TARGETS,
+    SnippetError,
+    seed_tiktoken_cache,
+    snippet,
+)
+from tests.conftest import chroma_corpora, sample_paths
+
+RUNNER = """
+
+if __name__ == "__main__":
+    import json as _json
+    import sys as _sys
+
+    _out = {}
+    for _path in _sys.argv[1:]:
+        with open(_path, encoding="utf-8") as _f:
+            _out[_path] = split(_f.read())
+    print(_json.dumps(_out))
+"""
+
+
+@pytest.fixture(scope="module")
+def documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Every sample document and chroma-eval corpus as UTF-8 text files: path -> text."""
+    folder = tmp_path_factory.mktemp("docs")
+    out = {}
+    for path in [*sample_paths(), *chroma_corpora()]:
+        text = read_path(path).text
+        copy = folder / f"{path.stem}{path.suffix}.txt"
+        copy.write_text(text, encoding="utf-8")
+        out[str(copy)] = text
+    assert len(out) >= 12, "the sample documents or the chroma-eval corpora are missing"
+    return out
+
+
+@pytest.fixture(scope="module")
+def offline_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A subprocess environment where tiktoken's standard names load from the cache the
+    project seeds, and where any network access fails."""
+    cache = tmp_path_factory.mktemp("tiktoken")
+    env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"}
+    env["HTTP_PROXY"] = env["HTTPS_PROXY"] = "http://127.0.0.1:9"  # nothing listens there
+    old = os.environ.get("TIKTOKEN_CACHE_DIR")
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
+    try:
+        seed_tiktoken_cache()
+    finally:
+        if old is None:
+            del os.environ["TIKTOKEN_CACHE_DIR"]
+        else:
+            os.environ["TIKTOKEN_CACHE_DIR"] = old
+    return env
+
+
+def run_snippet(code: str, paths: list[str], env: dict[str, str], tmp_path: Path) -> dict:
+    script = tmp_path / "snippet.py"
+    script.write_text(code + RUNNER, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script), *paths],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,  # not the checkout: the snippet must stand on its own
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def ours(text: str, config: Config) -> list[str]:
+    return [c.text for c in chunking.run(text, config)]
+
+
+# Configurations whose snippets are exact, per target; python and cli cover every
+# strategy (those that embed, with the fast fake model: the snippet's fidelity does not
+# depend on the model).
+PYTHON_CONFIGS = [
+    Config.create(name, **({"model": "hash"} if "model" in spec.param_names else {}))
+    for name, spec in chunking.strategies().items()
+]
+LANGCHAIN_EXACT = [
+    Config.create("recursive", size=200, overlap=0),
+    Config.create("recursive", size=400, overlap=50),
+    Config.create("recursive", size=1000, overlap=100, keep_separator="start"),
+    Config.create(
+        "recursive", size=300, separators=["\n\n", "\n", " ", ""], keep_separator="start"
+    ),
+    Config.create("token", size=256, overlap=0),
+    Config.create("token", size=400, overlap=50),
+]
+
+
+@pytest.mark.parametrize("config", PYTHON_CONFIGS, ids=lambda c: c.strategy)
+def test_python_snippets_return_our_chunks(config, documents, offline_env, tmp_path) -> None:
+    made = snippet(config, "python")
+    assert made.fidelity == "exact"
+    got = run_snippet(made.code, list(documents), offline_env, tmp_path)
+    for path, text in documents.items():
+        assert got[path] == ours(text, config), f"{config.strategy} on {Path(path).name}"
+
+
+@pytest.mark.parametrize(
+    "config", LANGCHAIN_EXACT, ids=lambda c: f"{c.strategy}-{c.params['size']}"
+)
+def test_exact_langchain_snippets_return_our_chunks(
+    config, documents, offline_env, tmp_path
+) -> None:
+    made = snippet(config, "langchain")
+    assert made.fidelity == "exact"
+    got = run_snippet(made.code, list(documents), offline_env, tmp_path)
+    for path, text in documents.items():
+        assert got[path] == ours(text, config), f"{config.strategy} on {Path(path).name}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config", PYTHON_CONFIGS, ids=lambda c: c.strategy)
+def test_cli_snippets_return_our_chunks(config, documents, offline_env, tmp_path) -> None:
+    made = snippet(config, "cli")
+    assert made.fidelity == "exact"
+    command = made.code.strip()
+    assert command.startswith("chunk-explorer split INPUT.txt ")
+    exe = str(Path(sys.executable).with_name("chunk-explorer"))
+    for path, text in documents.items():
+        # The snippet is shell syntax: run it through the shell with the input named.
+        line = command.replace("chunk-explorer", exe, 1).replace("INPUT.txt", path, 1)
+        done = subprocess.run(
+            ["bash", "-c", line], capture_output=True, text=True, env=offline_env, timeout=900
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        texts = [json.loads(row)["text"] for row in done.stdout.splitlines()]
+        assert texts == ours(text, config), f"{config.strategy} on {Path(path).name}"
+
+
+APPROXIMATE = [
+    (Config.create(strategy), target)
+    for (strategy, target) in MAPPINGS
+    if snippet(Config.create(strategy), target).fidelity == "approximate"
+]
+
+
+@pytest.mark.parametrize(
+    ("config", "target"), APPROXIMATE, ids=[f"{c.strategy}-{t}" for c, t in APPROXIMATE]
+)
+def test_approximate_snippets_run_and_report_their_agreement(
+    config, target, documents, offline_env, tmp_path, record_property
+) -> None:
+    made = snippet(config, target)
+    assert made.note, "an approximate snippet says what differs"
+    got = run_snippet(made.code, list(documents), offline_env, tmp_path)
+    shared = total = 0
+    for path, text in documents.items():
+        theirs = got[path]
+        assert theirs and all(isinstance(t, str) for t in theirs)
+        mine = {c.end for c in chunking.run(text, config)}
+        ends, at = set(), 0
+        for piece in theirs:  # where each of their chunks ends in the source, if found
+            found = text.find(piece.strip(), at)
+            if found >= 0:
+                ends.add(found + len(piece.strip()))
+                at = found + 1
+        shared += len(mine & ends)
+        total += len(mine | ends)
+    agreement = shared / total
+    record_property("boundary_agreement", round(agreement, 3))
+    print(f"{config.strategy} -> {target}: boundary agreement {agreement:.1%}")
+    assert 0 <= agreement <= 1
+
+
+def test_every_pair_is_declared_with_a_reason() -> None:
+    for name in chunking.strategies():
+        config = Config.create(name)
+        for target in TARGETS:
+            made = snippet(config, target)
+            assert made.fidelity in ("exact", "approximate", "unavailable")
+            if made.fidelity == "unavailable":
+                assert made.code == "" and target in made.note
+            elif made.language == "python":
+                ast.parse(made.code)
+                assert "def split(text: str) -> list[str]:" in made.code
+
+
+def test_values_are_written_as_literals_not_pasted_as_code() -> None:
+    hostile = '"]) ; import os; os.system("echo pwned") #'
+    config = Config.create("recursive", separators=[hostile, "\n", ""], keep_separator="end")
+    for target in ("python", "langchain"):
+        tree = ast.parse(snippet(config, target).code)
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+        names = {getattr(c.func, "attr", getattr(c.func, "id", "")) for c in calls}
+        assert "system" not in names
+        strings = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)]
+        assert hostile in strings
+
+
+def test_bad_requests_get_one_line_errors() -> None:
+    with pytest.raises(SnippetError, match="unknown target 'haystack'; choose one of"):
+        snippet(Config.create("recursive"), "haystack")
+
+
+def test_the_standard_cl100k_name_loads_offline(offline_env, tmp_path) -> None:
+    code = (
+        "import tiktoken\n"
+        "print(len(tiktoken.get_encoding('cl100k_base').encode('offline, as promised')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=offline_env
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert int(done.stdout) == chunking.units.get_sizer("tokens").size("offline, as promised")
