@@ -333,14 +333,11 @@ def _max_bytes(args: argparse.Namespace) -> int:
     return max(1, int(args.max_mb * 2**20))
 
 
-def prepare(args: argparse.Namespace) -> tuple[Config, Document]:
-    """Validate the options, read the file and settle the configuration.
-
-    Explicit options are checked before the file is read, so that a typo fails fast.
-    """
-    overrides = _overrides(args)
-    max_bytes = _max_bytes(args)
-    config: Config | None = None
+def chosen_config(
+    args: argparse.Namespace, overrides: Mapping[str, tuple[str, Any]]
+) -> Config | None:
+    """The configuration named by ``--config`` and/or ``--strategy`` with ``overrides``;
+    None when neither names one (or the strategy is ``auto``)."""
     if args.config is not None:
         loaded = load_config(args.config)
         if args.strategy not in (None, loaded.strategy):
@@ -348,9 +345,20 @@ def prepare(args: argparse.Namespace) -> tuple[Config, Document]:
                 f"--config {args.config} is for strategy {loaded.strategy!r} but --strategy "
                 f"is {args.strategy!r}; drop one of them"
             )
-        config = build_config(loaded.strategy, loaded.params, overrides)
-    elif args.strategy not in (None, AUTO):
-        config = build_config(args.strategy, {}, overrides)
+        return build_config(loaded.strategy, loaded.params, overrides)
+    if args.strategy not in (None, AUTO):
+        return build_config(args.strategy, {}, overrides)
+    return None
+
+
+def prepare(args: argparse.Namespace) -> tuple[Config, Document]:
+    """Validate the options, read the file and settle the configuration.
+
+    Explicit options are checked before the file is read, so that a typo fails fast.
+    """
+    overrides = _overrides(args)
+    max_bytes = _max_bytes(args)
+    config = chosen_config(args, overrides)
     document = read_path(args.file, max_bytes=max_bytes, encoding=args.encoding)
     _note_encoding(document)
     if config is None:
@@ -422,18 +430,9 @@ def describe_source(document: Document) -> str:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    overrides = {name: ("--param", value) for name, value in map(parse_param, args.param)}
-    if args.config is not None:
-        loaded = load_config(args.config)
-        if args.strategy not in (None, loaded.strategy):
-            raise ValueError(
-                f"--config {args.config} is for strategy {loaded.strategy!r} but --strategy "
-                f"is {args.strategy!r}; drop one of them"
-            )
-        config = build_config(loaded.strategy, loaded.params, overrides)
-    elif args.strategy is not None:
-        config = build_config(args.strategy, {}, overrides)
-    else:
+    overrides = {name: (f"--param {name}", value) for name, value in map(parse_param, args.param)}
+    config = chosen_config(args, overrides)
+    if config is None:
         raise ValueError("export needs --config CONFIG.json or --strategy NAME")
     made = snippet(config, args.to)
     if made.fidelity == "unavailable":

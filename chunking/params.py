@@ -55,30 +55,16 @@ class Param:
             if isinstance(value, str) and value.lower() in ("true", "false", "1", "0"):
                 return value.lower() in ("true", "1")
             raise fail
-        if kind is int:
-            if isinstance(value, bool):
-                raise fail
-            if isinstance(value, int):
-                return value
-            if isinstance(value, float) and value.is_integer():
-                return int(value)
+        if kind is int or kind is float:
             if isinstance(value, str):
                 try:
-                    return int(value.strip())
+                    return kind(value.strip())
                 except ValueError:
                     raise fail from None
-            raise fail
-        if kind is float:
-            if isinstance(value, bool):
+            whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+            if isinstance(value, bool) or not (whole if kind is int else _is_number(value)):
                 raise fail
-            if isinstance(value, (int, float)):
-                return float(value)
-            if isinstance(value, str):
-                try:
-                    return float(value.strip())
-                except ValueError:
-                    raise fail from None
-            raise fail
+            return kind(value)
         if kind is str:
             if isinstance(value, str):
                 return value
@@ -111,6 +97,10 @@ class Param:
         }
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float))
+
+
 _KIND_NAMES = {
     int: "an integer",
     float: "a number",
@@ -127,6 +117,14 @@ Check = Callable[[Mapping[str, Any]], None]
 
 @dataclass(frozen=True)
 class Strategy:
+    """One way of cutting documents, declared once.
+
+    ``split(text, params, sizer)`` proposes pieces; ``params`` declares every parameter
+    (the app's controls, the CLI's flags and the tests come from it); ``checks`` validate
+    parameters against each other; ``limit_param`` names the parameter that bounds a
+    chunk's size, which reports and invariant tests hold the chunks to.
+    """
+
     name: str
     label: str
     description: str

@@ -256,6 +256,29 @@ def truncated_by_model(
     )
 
 
+def flagged(chunks: Sequence[Chunk]) -> ChunkWarning | None:
+    """Chunks carrying flags other than "over limit" (those are counted by
+    :func:`over_limit`): for example another library's wrong offsets or altered text."""
+    kinds: dict[str, list[int]] = {}
+    for c in chunks:
+        for flag in c.flags:
+            if not flag.startswith("over limit:"):
+                kinds.setdefault(flag.split(":", 1)[0], []).append(c.index)
+    if not kinds:
+        return None
+    indices = sorted({i for found in kinds.values() for i in found})
+    counts = "; ".join(
+        f"{kind}: {_plural(len(set(found)), 'chunk')}" for kind, found in kinds.items()
+    )
+    return ChunkWarning(
+        "flagged",
+        f"{_plural(len(indices), 'chunk')} flagged",
+        f"{counts} ({_listing(indices)}). Each chunk's flags say what was found (see the "
+        "chunk table); its text is always the exact source slice at its offsets.",
+        tuple(indices),
+    )
+
+
 def find_warnings(
     text: str,
     chunks: Sequence[Chunk],
@@ -269,6 +292,7 @@ def find_warnings(
     """Every warning that applies; checks whose inputs are missing are skipped."""
     found = [
         over_limit(chunks, limit, unit),
+        flagged(chunks),
         tiny_chunks(chunks, limit, unit),
         mid_word_cuts(text, chunks),
     ]

@@ -90,10 +90,7 @@ def _python(config: Config) -> str:
         f"    {config.strategy!r},",
         *(f"    {name}={value!r}," for name, value in config.params.items()),
         ")",
-        "",
-        "",
-        "def split(text: str) -> list[str]:",
-        "    return [chunk.text for chunk in chunking.run(text, CONFIG)]",
+        *_split_returning("[chunk.text for chunk in chunking.run(text, CONFIG)]"),
     )
 
 
@@ -133,18 +130,14 @@ def _langchain_recursive(config: Config) -> Snippet:
         "",
         *header,
         "splitter = RecursiveCharacterTextSplitter(",
-        f"    chunk_size={p['size']!r},",
-        f"    chunk_overlap={p['overlap']!r},",
+        *_size_arguments(p["size"], p["overlap"]),
         f"    separators={p['separators']!r},",
         f"    keep_separator={_KEEP[p['keep_separator']]!r},",
         f"    strip_whitespace={p['strip_whitespace']!r},",
         f"    is_separator_regex={p['is_separator_regex']!r},",
         f"    length_function={length},",
         ")",
-        "",
-        "",
-        "def split(text: str) -> list[str]:",
-        "    return splitter.split_text(text)",
+        *_split_returning("splitter.split_text(text)"),
     )
     if p["keep_separator"] == "none":
         return Snippet(
@@ -172,13 +165,9 @@ def _langchain_token(config: Config) -> Snippet:
         "",
         "splitter = TokenTextSplitter(",
         '    encoding_name="cl100k_base",',
-        f"    chunk_size={p['size']!r},",
-        f"    chunk_overlap={p['overlap']!r},",
+        *_size_arguments(p["size"], p["overlap"]),
         ")",
-        "",
-        "",
-        "def split(text: str) -> list[str]:",
-        "    return splitter.split_text(text)",
+        *_split_returning("splitter.split_text(text)"),
     )
     return Snippet(
         "langchain",
@@ -206,8 +195,7 @@ def _langchain_markdown(config: Config) -> Snippet:
             *(_TIKTOKEN_LENGTH if p["unit"] == "tokens" else ()),
             f"headers = MarkdownHeaderTextSplitter({headers!r}, strip_headers=False)",
             "sections = RecursiveCharacterTextSplitter(",
-            f"    chunk_size={p['size']!r},",
-            f"    chunk_overlap={p['overlap']!r},",
+            *_size_arguments(p["size"], p["overlap"]),
             f"    length_function={'tokens' if p['unit'] == 'tokens' else 'len'},",
             ")",
             "",
@@ -246,50 +234,37 @@ def _llamaindex_sentence(config: Config) -> Snippet:
     else:
         overlap = _in_tokens(p["overlap"], unit) if p["overlap"] else 0
     notes.append("it prefers paragraph and sentence ends and strips chunks")
+    return _llamaindex("SentenceSplitter", size, overlap, "; ".join(notes))
+
+
+def _llamaindex_token(config: Config) -> Snippet:
+    return _llamaindex(
+        "TokenTextSplitter",
+        config.params["size"],
+        config.params["overlap"],
+        "LlamaIndex's TokenTextSplitter splits at spaces first and merges words up to the "
+        "token budget, so windows end at word boundaries instead of exact token counts",
+    )
+
+
+def _llamaindex(parser: str, size: int, overlap: int, note: str) -> Snippet:
+    """A LlamaIndex node parser counting cl100k tokens (it always counts tokens)."""
     return Snippet(
         "llamaindex",
         "approximate",
         _lines(
             "import tiktoken",
-            "from llama_index.core.node_parser import SentenceSplitter",
+            f"from llama_index.core.node_parser import {parser}",
             "",
             'ENCODING = tiktoken.get_encoding("cl100k_base")',
-            "splitter = SentenceSplitter(",
+            f"splitter = {parser}(",
             f"    chunk_size={size!r},",
             f"    chunk_overlap={overlap!r},",
             "    tokenizer=ENCODING.encode_ordinary,",
             ")",
-            "",
-            "",
-            "def split(text: str) -> list[str]:",
-            "    return splitter.split_text(text)",
+            *_split_returning("splitter.split_text(text)"),
         ),
-        "; ".join(notes),
-    )
-
-
-def _llamaindex_token(config: Config) -> Snippet:
-    p = config.params
-    return Snippet(
-        "llamaindex",
-        "approximate",
-        _lines(
-            "import tiktoken",
-            "from llama_index.core.node_parser import TokenTextSplitter",
-            "",
-            'ENCODING = tiktoken.get_encoding("cl100k_base")',
-            "splitter = TokenTextSplitter(",
-            f"    chunk_size={p['size']!r},",
-            f"    chunk_overlap={p['overlap']!r},",
-            "    tokenizer=ENCODING.encode_ordinary,",
-            ")",
-            "",
-            "",
-            "def split(text: str) -> list[str]:",
-            "    return splitter.split_text(text)",
-        ),
-        "LlamaIndex's TokenTextSplitter splits at spaces first and merges words up to the "
-        "token budget, so windows end at word boundaries instead of exact token counts",
+        note,
     )
 
 
@@ -312,10 +287,7 @@ def _chonkie_recursive(config: Config) -> Snippet:
                 else ()
             ),
             f"chunker = RecursiveChunker(tokenizer={tokenizer}, chunk_size={p['size']!r})",
-            "",
-            "",
-            "def split(text: str) -> list[str]:",
-            "    return [chunk.text for chunk in chunker.chunk(text)]",
+            *_split_returning("[chunk.text for chunk in chunker.chunk(text)]"),
         ),
         "chonkie's recursive rules (paragraphs, sentences, punctuation, words) differ from "
         "these separators, it keeps whitespace, and it has no overlap",
@@ -334,13 +306,9 @@ def _chonkie_token(config: Config) -> Snippet:
             'ENCODING = tiktoken.get_encoding("cl100k_base")',
             "chunker = TokenChunker(",
             "    tokenizer=ENCODING,",
-            f"    chunk_size={p['size']!r},",
-            f"    chunk_overlap={p['overlap']!r},",
+            *_size_arguments(p["size"], p["overlap"]),
             ")",
-            "",
-            "",
-            "def split(text: str) -> list[str]:",
-            "    return [chunk.text for chunk in chunker.chunk(text)]",
+            *_split_returning("[chunk.text for chunk in chunker.chunk(text)]"),
         ),
         "the same token windows; chonkie decodes each window's tokens, so text at a "
         "boundary inside a multi-byte character differs",
@@ -439,6 +407,15 @@ def _json(value: Any) -> str:
         except ValueError:
             return value
     return json.dumps(value, ensure_ascii=False)
+
+
+def _split_returning(expression: str) -> tuple[str, ...]:
+    """The snippet's ``split(text)``, returning ``expression``, after two blank lines."""
+    return ("", "", "def split(text: str) -> list[str]:", f"    return {expression}")
+
+
+def _size_arguments(size: int, overlap: int) -> tuple[str, ...]:
+    return (f"    chunk_size={size!r},", f"    chunk_overlap={overlap!r},")
 
 
 def _lines(*lines: str) -> str:

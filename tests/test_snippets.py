@@ -94,10 +94,21 @@ def ours(text: str, config: Config) -> list[str]:
 # Configurations whose snippets are exact, per target; python and cli cover every
 # strategy (those that embed, with the fast fake model: the snippet's fidelity does not
 # depend on the model).
-PYTHON_CONFIGS = [
+def _runs_here(config: Config) -> bool:
+    """False for a strategy that cannot run on this machine (chonkie.code offline)."""
+    try:
+        chunking.run("x = 1\n", config)
+    except ValueError:
+        return False
+    return True
+
+
+ALL_CONFIGS = [
     Config.create(name, **({"model": "hash"} if "model" in spec.param_names else {}))
     for name, spec in chunking.strategies().items()
 ]
+PYTHON_CONFIGS = [c for c in ALL_CONFIGS if _runs_here(c)]
+NOT_HERE = [c for c in ALL_CONFIGS if not _runs_here(c)]
 LANGCHAIN_EXACT = [
     Config.create("recursive", size=200, overlap=0),
     Config.create("recursive", size=400, overlap=50),
@@ -226,3 +237,19 @@ def test_the_standard_cl100k_name_loads_offline(offline_env, tmp_path) -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert int(done.stdout) == chunking.units.get_sizer("tokens").size("offline, as promised")
+
+
+@pytest.mark.parametrize("config", NOT_HERE, ids=lambda c: c.strategy)
+def test_a_strategy_that_cannot_run_here_fails_the_same_way_in_its_snippet(
+    config, documents, offline_env, tmp_path
+) -> None:
+    with pytest.raises(ValueError) as ours_failed:
+        chunking.run("x = 1\n", config)
+    script = tmp_path / "snippet.py"
+    script.write_text(snippet(config, "python").code + RUNNER, encoding="utf-8")
+    path = next(iter(documents))
+    done = subprocess.run(
+        [sys.executable, str(script), path], capture_output=True, text=True, env=offline_env
+    )
+    assert done.returncode != 0
+    assert str(ours_failed.value) in done.stderr

@@ -407,3 +407,23 @@ def test_agreement_matrix_has_ones_on_the_diagonal() -> None:
     matrix = agreement_matrix(lanes, 5)
     assert [matrix[i][i] for i in range(3)] == [1.0, 1.0, 1.0]
     assert matrix[0][1] == matrix[1][0] == agreement(lanes[0], lanes[1], 5)
+
+
+def test_flags_other_than_over_limit_are_reported_by_kind() -> None:
+    from chunking.report import flagged
+
+    text = "alpha beta gamma delta"
+    chunks = [
+        Chunk(
+            0, 0, 5, "alpha", 1, {"flags": ["library offset wrong: reported 9, text found at 0"]}
+        ),
+        Chunk(1, 6, 10, "beta", 1, {"flags": ["over limit: unsplittable"]}),
+        Chunk(2, 11, 16, "gamma", 1, {"flags": ["text altered: whitespace collapsed"]}),
+        Chunk(3, 17, 22, "delta", 1),
+    ]
+    assert text[6:10] == "beta"
+    warning = flagged(chunks)
+    assert warning is not None and warning.chunks == (0, 2)
+    assert "library offset wrong: 1 chunk" in warning.message
+    assert "text altered: 1 chunk" in warning.message
+    assert flagged(chunks[1:2] + chunks[3:]) is None

@@ -216,14 +216,21 @@ def load_grid(path: str | Path) -> Grid:
 
 
 @dataclass(frozen=True, eq=False)
-class SweepResult:
-    """A sweep's table (one row per configuration) and the evaluations behind it."""
+class SweepCounts:
+    """What every form of a sweep's outcome holds: its table (one row per
+    configuration), the configurations skipped and why, and the embedding counts."""
 
     table: pd.DataFrame
-    evaluations: tuple[Evaluation, ...]
     skipped: tuple[str, ...]
     texts_requested: int
     texts_embedded: int
+
+
+@dataclass(frozen=True, eq=False)
+class SweepResult(SweepCounts):
+    """A sweep's table and counts, with the evaluations behind them."""
+
+    evaluations: tuple[Evaluation, ...]
 
 
 def results_table(evaluations: Sequence[Evaluation]) -> pd.DataFrame:
@@ -299,15 +306,12 @@ def snapshot(evaluation: Evaluation) -> Snapshot:
     )
 
 
-@dataclass(frozen=True)
-class Digest:
-    """A picklable digest of a :class:`SweepResult` (for caches such as st.cache_data)."""
+@dataclass(frozen=True, eq=False)
+class Digest(SweepCounts):
+    """A picklable digest of a :class:`SweepResult` (for caches such as st.cache_data):
+    its table and counts, and one :class:`Snapshot` per evaluation."""
 
-    table: pd.DataFrame
     snapshots: tuple[Snapshot, ...]
-    skipped: tuple[str, ...]
-    texts_requested: int
-    texts_embedded: int
 
 
 def digest(result: SweepResult) -> Digest:

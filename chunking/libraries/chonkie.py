@@ -16,14 +16,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..model import Piece
-from ..params import Param, Strategy
+from ..params import Check, Param, Splitter, Strategy
 from ..units import Sizer
 from .align import LibraryChunk, align
 from .common import (
+    chunk_overlap_param,
+    chunk_size_param,
+    declare,
     embedder,
     library_errors,
     model_param,
-    overlap_param,
     require,
     size_param,
     unit_choice,
@@ -32,6 +34,8 @@ from .common import (
 LIBRARY = "chonkie"
 #: chonkie downloads the rest of the grammars while fewer than this many are present.
 _GRAMMARS_BEFORE_DOWNLOAD = 19
+#: Our parameters that chonkie does not take by their own name.
+_OURS = ("unit", "model")
 
 
 def _chonkie(strategy: str) -> Any:
@@ -45,48 +49,6 @@ def tokenizer(unit: str) -> Any:
     from ..units import get_encoding
 
     return get_encoding()
-
-
-def _run(strategy: str, chunker: Any, text: str, sizer: Sizer, limit: int | None) -> list[Piece]:
-    with library_errors(strategy, LIBRARY):
-        chunks = list(chunker.chunk(text))
-    found = [LibraryChunk(c.text, c.start_index) for c in chunks]
-    return align(text, found, sizer, limit=limit)
-
-
-def _recursive(text: str, p: Mapping[str, Any], sizer: Sizer) -> list[Piece]:
-    name = "chonkie.recursive"
-    with library_errors(name, LIBRARY):
-        chunker = _chonkie(name).RecursiveChunker(
-            tokenizer=tokenizer(p["unit"]),
-            chunk_size=p["chunk_size"],
-            min_characters_per_chunk=p["min_characters_per_chunk"],
-        )
-    return _run(name, chunker, text, sizer, p["chunk_size"])
-
-
-def _token(text: str, p: Mapping[str, Any], sizer: Sizer) -> list[Piece]:
-    name = "chonkie.token"
-    with library_errors(name, LIBRARY):
-        chunker = _chonkie(name).TokenChunker(
-            tokenizer=tokenizer(p["unit"]),
-            chunk_size=p["chunk_size"],
-            chunk_overlap=p["chunk_overlap"],
-        )
-    return _run(name, chunker, text, sizer, p["chunk_size"])
-
-
-def _sentence(text: str, p: Mapping[str, Any], sizer: Sizer) -> list[Piece]:
-    name = "chonkie.sentence"
-    with library_errors(name, LIBRARY):
-        chunker = _chonkie(name).SentenceChunker(
-            tokenizer=tokenizer(p["unit"]),
-            chunk_size=p["chunk_size"],
-            chunk_overlap=p["chunk_overlap"],
-            min_sentences_per_chunk=p["min_sentences_per_chunk"],
-            min_characters_per_sentence=p["min_characters_per_sentence"],
-        )
-    return _run(name, chunker, text, sizer, p["chunk_size"])
 
 
 def embeddings_adapter(model: Any, unit: str) -> Any:
@@ -115,47 +77,53 @@ def embeddings_adapter(model: Any, unit: str) -> Any:
     return OurEmbeddings()
 
 
-def _semantic(text: str, p: Mapping[str, Any], sizer: Sizer) -> list[Piece]:
-    name = "chonkie.semantic"
-    adapter = embeddings_adapter(embedder(p), p["unit"])
-    with library_errors(name, LIBRARY):
-        chunker = _chonkie(name).SemanticChunker(
-            embedding_model=adapter,
-            threshold=p["threshold"],
-            chunk_size=p["chunk_size"],
-            similarity_window=p["similarity_window"],
-            min_sentences_per_chunk=p["min_sentences_per_chunk"],
-            min_characters_per_sentence=p["min_characters_per_sentence"],
-            skip_window=p["skip_window"],
-        )
-    return _run(name, chunker, text, sizer, p["chunk_size"])
-
-
-def _code(text: str, p: Mapping[str, Any], sizer: Sizer) -> list[Piece]:
-    name = "chonkie.code"
-    lib = _chonkie(name)
+def _need_grammars(strategy: str) -> None:
+    """chonkie's CodeChunker would download tree-sitter grammars; say so instead."""
+    _chonkie(strategy)  # a missing chonkie is said first
     try:
         pack = importlib.import_module("tree_sitter_language_pack")
     except ImportError:
         pack = None
     if pack is None or len(pack.downloaded_languages()) <= _GRAMMARS_BEFORE_DOWNLOAD:
         raise ValueError(
-            f"strategy {name!r} needs tree-sitter-language-pack with its grammars, which it "
-            "downloads on first use (not possible offline, so not in the engines extra); "
+            f"strategy {strategy!r} needs tree-sitter-language-pack with its grammars, which "
+            "it downloads on first use (not possible offline, so not in the engines extra); "
             "with network access: pip install tree-sitter-language-pack, then "
             "tree_sitter_language_pack.download_all(); or use our 'code' strategy"
         )
-    with library_errors(name, LIBRARY):
-        chunker = lib.CodeChunker(
-            tokenizer=tokenizer(p["unit"]), chunk_size=p["chunk_size"], language=p["language"]
-        )
-    return _run(name, chunker, text, sizer, p["chunk_size"])
+
+
+def _split_with(class_name: str, strategy: str) -> Splitter:
+    """Run chonkie's ``class_name``, given every parameter but unit and model by its own
+    name, and our tokenizer (or, with a model, our embeddings) for the unit."""
+
+    def split(text: str, p: Mapping[str, Any], sizer: Sizer) -> list[Piece]:
+        kwargs = {name: value for name, value in p.items() if name not in _OURS}
+        if "model" in p:
+            kwargs["embedding_model"] = embeddings_adapter(embedder(p), p["unit"])
+        if class_name == "CodeChunker":
+            _need_grammars(strategy)
+        with library_errors(strategy, LIBRARY):
+            cls = getattr(_chonkie(strategy), class_name)
+            if "model" not in p:
+                kwargs["tokenizer"] = tokenizer(p["unit"])
+            chunks = list(cls(**kwargs).chunk(text))
+        found = [LibraryChunk(c.text, c.start_index) for c in chunks]
+        return align(text, found, sizer, limit=p["chunk_size"])
+
+    return split
 
 
 # --- declarations ---------------------------------------------------------------------
 
-_UNIT = unit_choice(("chars", "tokens"), "chars", "chunk_size")
-_SIZE = "Maximum chunk size, in chonkie's tokenizer's units (see unit)."
+
+def _chunker(
+    class_name: str, description: str, params: tuple[Param, ...], checks: tuple[Check, ...] = ()
+) -> Strategy:
+    """chonkie's ``class_name``, as ``chonkie.<its name without Chunker>``."""
+    name = f"chonkie.{class_name.removesuffix('Chunker').lower()}"
+    split = _split_with(class_name, name)
+    return declare(LIBRARY, name, class_name, description, params, split=split, checks=checks)
 
 
 def _overlap_below(p: Mapping[str, Any]) -> None:
@@ -166,72 +134,54 @@ def _overlap_below(p: Mapping[str, Any]) -> None:
         )
 
 
-RECURSIVE = Strategy(
-    "chonkie.recursive",
-    label="chonkie: RecursiveChunker",
-    description="chonkie's RecursiveChunker with its default rules: paragraphs, sentences, "
+_UNIT = unit_choice(("chars", "tokens"), "chars", "chunk_size")
+_SIZE = chunk_size_param(2048, "Maximum chunk size, in chonkie's tokenizer's units (see unit).")
+_OVERLAP = chunk_overlap_param(0)
+_MIN_SENTENCES = Param(
+    "min_sentences_per_chunk", int, 1, "Fewest sentences a chunk holds.", minimum=1
+)
+
+
+def _min_characters_per_sentence(default: int) -> Param:
+    help = "Shorter sentences are joined to the next."
+    return Param("min_characters_per_sentence", int, default, help, minimum=1)
+
+
+RECURSIVE = _chunker(
+    "RecursiveChunker",
+    "chonkie's RecursiveChunker with its default rules: paragraphs, sentences, "
     "punctuation, words, characters; pieces under min_characters_per_chunk are merged.",
-    params=(
-        size_param("chunk_size", 2048, _SIZE),
-        Param(
-            "min_characters_per_chunk",
-            int,
-            24,
-            "Smallest piece, in characters, kept on its own.",
-            minimum=1,
-            maximum=1_000_000,
+    (
+        _SIZE,
+        size_param(
+            "min_characters_per_chunk", 24, "Smallest piece, in characters, kept on its own."
         ),
         _UNIT,
     ),
-    split=_recursive,
-    limit_param="chunk_size",
 )
 
-TOKEN = Strategy(
-    "chonkie.token",
-    label="chonkie: TokenChunker",
-    description="chonkie's TokenChunker: fixed windows of chunk_size tokens (or "
-    "characters) with chunk_overlap.",
-    params=(
-        size_param("chunk_size", 2048, _SIZE),
-        overlap_param("chunk_overlap", 0, "Tokens shared by consecutive chunks."),
-        _UNIT,
-    ),
-    split=_token,
+TOKEN = _chunker(
+    "TokenChunker",
+    "chonkie's TokenChunker: fixed windows of chunk_size tokens (or characters) with "
+    "chunk_overlap.",
+    (_SIZE, _OVERLAP, _UNIT),
     checks=(_overlap_below,),
-    limit_param="chunk_size",
 )
 
-SENTENCE = Strategy(
-    "chonkie.sentence",
-    label="chonkie: SentenceChunker",
-    description="chonkie's SentenceChunker: sentences (split at '. ', '! ', '? ' and "
-    "new lines) packed up to chunk_size with chunk_overlap.",
-    params=(
-        size_param("chunk_size", 2048, _SIZE),
-        overlap_param("chunk_overlap", 0, "Tokens shared by consecutive chunks."),
-        Param("min_sentences_per_chunk", int, 1, "Fewest sentences a chunk holds.", minimum=1),
-        Param(
-            "min_characters_per_sentence",
-            int,
-            12,
-            "Shorter sentences are joined to the next.",
-            minimum=1,
-        ),
-        _UNIT,
-    ),
-    split=_sentence,
+SENTENCE = _chunker(
+    "SentenceChunker",
+    "chonkie's SentenceChunker: sentences (split at '. ', '! ', '? ' and new lines) packed "
+    "up to chunk_size with chunk_overlap.",
+    (_SIZE, _OVERLAP, _MIN_SENTENCES, _min_characters_per_sentence(12), _UNIT),
     checks=(_overlap_below,),
-    limit_param="chunk_size",
 )
 
-SEMANTIC = Strategy(
-    "chonkie.semantic",
-    label="chonkie: SemanticChunker",
-    description="chonkie's SemanticChunker over our embedding model (chonkie's default "
-    "model would be downloaded): sentence windows compared, boundaries found by peak "
-    "detection on the smoothed similarity, groups packed up to chunk_size.",
-    params=(
+SEMANTIC = _chunker(
+    "SemanticChunker",
+    "chonkie's SemanticChunker over our embedding model (chonkie's default model would be "
+    "downloaded): sentence windows compared, boundaries found by peak detection on the "
+    "smoothed similarity, groups packed up to chunk_size.",
+    (
         Param(
             "threshold",
             float,
@@ -240,16 +190,10 @@ SEMANTIC = Strategy(
             minimum=0.01,
             maximum=0.99,
         ),
-        size_param("chunk_size", 2048, _SIZE),
+        _SIZE,
         Param("similarity_window", int, 3, "Sentences compared at once.", minimum=1),
-        Param("min_sentences_per_chunk", int, 1, "Fewest sentences a chunk holds.", minimum=1),
-        Param(
-            "min_characters_per_sentence",
-            int,
-            24,
-            "Shorter sentences are joined to the next.",
-            minimum=1,
-        ),
+        _MIN_SENTENCES,
+        _min_characters_per_sentence(24),
         Param(
             "skip_window",
             int,
@@ -261,23 +205,14 @@ SEMANTIC = Strategy(
         unit_choice(("tokens", "chars"), "tokens", "chunk_size"),
         model_param(),
     ),
-    split=_semantic,
-    limit_param="chunk_size",
 )
 
-CODE = Strategy(
-    "chonkie.code",
-    label="chonkie: CodeChunker",
-    description="chonkie's CodeChunker (tree-sitter syntax trees). Needs "
-    "tree-sitter-language-pack with its grammars downloaded, which is not possible "
-    "offline: here it explains that instead of running.",
-    params=(
-        size_param("chunk_size", 2048, _SIZE),
-        Param("language", str, "auto", "The code's language, or auto to detect it."),
-        _UNIT,
-    ),
-    split=_code,
-    limit_param="chunk_size",
+CODE = _chunker(
+    "CodeChunker",
+    "chonkie's CodeChunker (tree-sitter syntax trees). Needs tree-sitter-language-pack "
+    "with its grammars downloaded, which is not possible offline: here it explains that "
+    "instead of running.",
+    (_SIZE, Param("language", str, "auto", "The code's language, or auto to detect it."), _UNIT),
 )
 
 STRATEGIES = (RECURSIVE, TOKEN, SENTENCE, SEMANTIC, CODE)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Mapping
 from types import ModuleType
 from typing import Any
 
-from ..params import Param
+from ..params import Check, Param, Splitter, Strategy
 
 #: What to install for every engine at once.
 EXTRA = "pip install 'chunk-explorer[engines]'"
@@ -108,12 +108,46 @@ def model_param() -> Param:
     )
 
 
-def size_param(name: str, default: int, help: str) -> Param:
-    return Param(name, int, default, help, minimum=1, maximum=1_000_000)
+def size_param(name: str, default: int, help: str, minimum: int = 1) -> Param:
+    return Param(name, int, default, help, minimum=minimum, maximum=1_000_000)
 
 
 def overlap_param(name: str, default: int, help: str) -> Param:
     return Param(name, int, default, help, minimum=0, maximum=1_000_000)
+
+
+def chunk_size_param(default: int, unit_help: str, minimum: int = 1) -> Param:
+    """``chunk_size``, the name most libraries give their size limit."""
+    return size_param("chunk_size", default, unit_help, minimum)
+
+
+def chunk_overlap_param(default: int, help: str = "Tokens shared by consecutive chunks.") -> Param:
+    """``chunk_overlap``, the name most libraries give what consecutive chunks share."""
+    return overlap_param("chunk_overlap", default, help)
+
+
+def declare(
+    library: str,
+    name: str,
+    runs: str,
+    description: str,
+    params: tuple[Param, ...],
+    *,
+    split: Splitter,
+    checks: tuple[Check, ...] = (),
+    limit_param: str | None = "chunk_size",
+) -> Strategy:
+    """A library's strategy, labelled ``"<library>: <what it runs>"``; its chunks are
+    bounded by ``chunk_size`` unless ``limit_param`` says otherwise."""
+    return Strategy(
+        name,
+        label=f"{library}: {runs}",
+        description=description,
+        params=params,
+        split=split,
+        checks=checks,
+        limit_param=limit_param,
+    )
 
 
 def overlap_not_above(
@@ -137,3 +171,17 @@ def embedder(p: Mapping[str, Any]) -> Any:
     from ..embedding.models import get_embedder
 
     return get_embedder(p["model"])
+
+
+class ListVectors:
+    """Our embedder for the configured model, with vectors as lists of floats: what
+    LangChain's ``Embeddings`` and LlamaIndex's ``BaseEmbedding`` hand back."""
+
+    def __init__(self, p: Mapping[str, Any]) -> None:
+        self.model = embedder(p)
+
+    def many(self, texts: list[str]) -> list[list[float]]:
+        return self.model.embed(texts).tolist()
+
+    def one(self, text: str) -> list[float]:
+        return self.model.embed([text])[0].tolist()

@@ -19,18 +19,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..model import Piece
-from ..params import Param, Strategy
+from ..params import Param
 from ..units import Sizer
 from .align import LibraryChunk, align
 from .common import (
-    embedder,
+    ListVectors,
+    chunk_overlap_param,
+    chunk_size_param,
+    declare,
     encoding_name,
     library_errors,
     model_param,
     overlap_not_above,
-    overlap_param,
     require,
-    size_param,
     unit_choice,
 )
 
@@ -101,16 +102,16 @@ def _markdown(text: str, p: Mapping[str, Any], sizer: Sizer) -> list[Piece]:
     return align(text, found, sizer, reports_offsets=False, limit=p["chunk_size"])
 
 
-def embeddings_adapter(model: Any) -> Any:
+def embeddings_adapter(vectors: ListVectors) -> Any:
     """Our embedder as a LangChain ``Embeddings``."""
     base = require("langchain_core.embeddings", "langchain-core", "langchain.semantic")
 
     class OurEmbeddings(base.Embeddings):  # type: ignore[name-defined]
         def embed_documents(self, texts: list[str]) -> list[list[float]]:
-            return model.embed(texts).tolist()
+            return vectors.many(texts)
 
         def embed_query(self, text: str) -> list[float]:
-            return model.embed([text])[0].tolist()
+            return vectors.one(text)
 
     return OurEmbeddings()
 
@@ -119,7 +120,7 @@ def _semantic(text: str, p: Mapping[str, Any], sizer: Sizer) -> list[Piece]:
     lib = require(
         "langchain_experimental.text_splitter", "langchain-experimental", "langchain.semantic"
     )
-    adapter = embeddings_adapter(embedder(p))
+    adapter = embeddings_adapter(ListVectors(p))
     amount = p["breakpoint_threshold_amount"]
     with library_errors("langchain.semantic", LIBRARY):
         splitter = lib.SemanticChunker(
@@ -138,78 +139,73 @@ def _semantic(text: str, p: Mapping[str, Any], sizer: Sizer) -> list[Piece]:
 
 # --- declarations ---------------------------------------------------------------------
 
-_CHUNK_SIZE = "Maximum chunk size, measured by the length function (see unit)."
-_OVERLAP = "How much consecutive chunks share, measured like chunk_size."
+_SIZE_CHECK = (overlap_not_above("chunk_size", "chunk_overlap"),)
 
-
-def _recursive_params(size: int, overlap: int) -> tuple[Param, ...]:
-    return (
-        size_param("chunk_size", size, _CHUNK_SIZE),
-        overlap_param("chunk_overlap", overlap, _OVERLAP),
-        Param(
-            "separators",
-            list,
-            ["\n\n", "\n", " ", ""],
-            "Separators tried in order (LangChain's default: paragraphs, lines, spaces, "
-            "characters).",
-        ),
-        Param(
-            "keep_separator",
-            str,
-            "start",
-            "Where a separator stays: at the start of the next piece (LangChain's "
-            "default, keep_separator=True), at the end of the previous one, or dropped.",
-            choices=tuple(KEEP),
-        ),
-        Param("is_separator_regex", bool, False, "Read the separators as regular expressions."),
-        Param(
-            "strip_whitespace",
-            bool,
-            True,
-            "Strip whitespace from the start and end of every chunk (LangChain's default).",
-        ),
-        unit_choice(("chars", "tokens"), "chars", "chunk_size"),
-    )
-
-
-_SIZE_CHECK = overlap_not_above("chunk_size", "chunk_overlap")
-
-RECURSIVE = Strategy(
-    "langchain.recursive",
-    label="LangChain: RecursiveCharacterTextSplitter",
-    description="LangChain's RecursiveCharacterTextSplitter, run by LangChain (length in "
-    "characters, or cl100k_base tokens through from_tiktoken_encoder). Offsets are "
-    "LangChain's start_index, checked against the document.",
-    params=_recursive_params(4000, 200),
-    split=_recursive,
-    checks=(_SIZE_CHECK,),
-    limit_param="chunk_size",
+#: RecursiveCharacterTextSplitter's parameters, with LangChain's defaults.
+_RECURSIVE_PARAMS = (
+    chunk_size_param(4000, "Maximum chunk size, measured by the length function (see unit)."),
+    chunk_overlap_param(200, "How much consecutive chunks share, measured like chunk_size."),
+    Param(
+        "separators",
+        list,
+        ["\n\n", "\n", " ", ""],
+        "Separators tried in order (LangChain's default: paragraphs, lines, spaces, characters).",
+    ),
+    Param(
+        "keep_separator",
+        str,
+        "start",
+        "Where a separator stays: at the start of the next piece (LangChain's "
+        "default, keep_separator=True), at the end of the previous one, or dropped.",
+        choices=tuple(KEEP),
+    ),
+    Param("is_separator_regex", bool, False, "Read the separators as regular expressions."),
+    Param(
+        "strip_whitespace",
+        bool,
+        True,
+        "Strip whitespace from the start and end of every chunk (LangChain's default).",
+    ),
+    unit_choice(("chars", "tokens"), "chars", "chunk_size"),
 )
 
-TOKEN = Strategy(
+RECURSIVE = declare(
+    LIBRARY,
+    "langchain.recursive",
+    "RecursiveCharacterTextSplitter",
+    "LangChain's RecursiveCharacterTextSplitter, run by LangChain (length in characters, "
+    "or cl100k_base tokens through from_tiktoken_encoder). Offsets are LangChain's "
+    "start_index, checked against the document.",
+    _RECURSIVE_PARAMS,
+    split=_recursive,
+    checks=_SIZE_CHECK,
+)
+
+TOKEN = declare(
+    LIBRARY,
     "langchain.token",
-    label="LangChain: TokenTextSplitter",
-    description="LangChain's TokenTextSplitter: windows of cl100k_base tokens decoded back "
-    "to text. A character cut between two windows comes back as U+FFFD, and its "
-    "start_index as -1 or wrong; both are flagged.",
-    params=(
-        size_param("chunk_size", 4000, "Tokens per chunk."),
-        overlap_param("chunk_overlap", 200, "Tokens shared by consecutive chunks."),
+    "TokenTextSplitter",
+    "LangChain's TokenTextSplitter: windows of cl100k_base tokens decoded back to text. A "
+    "character cut between two windows comes back as U+FFFD, and its start_index as -1 "
+    "or wrong; both are flagged.",
+    (
+        chunk_size_param(4000, "Tokens per chunk."),
+        chunk_overlap_param(200),
         unit_choice(("tokens",), "tokens", "chunk_size"),
     ),
     split=_token,
-    checks=(_SIZE_CHECK,),
-    limit_param="chunk_size",
+    checks=_SIZE_CHECK,
 )
 
-MARKDOWN = Strategy(
+MARKDOWN = declare(
+    LIBRARY,
     "langchain.markdown",
-    label="LangChain: MarkdownHeaderTextSplitter + recursive",
-    description="LangChain's MarkdownHeaderTextSplitter (sections by header, headers moved "
-    "to metadata), each section then cut by RecursiveCharacterTextSplitter, as LangChain's "
+    "MarkdownHeaderTextSplitter + recursive",
+    "LangChain's MarkdownHeaderTextSplitter (sections by header, headers moved to "
+    "metadata), each section then cut by RecursiveCharacterTextSplitter, as LangChain's "
     "documentation chains them. LangChain reports no offsets and re-joins lines, so the "
     "chunks are located in the document and differences are flagged.",
-    params=(
+    (
         Param(
             "headers_to_split_on",
             list,
@@ -223,20 +219,20 @@ MARKDOWN = Strategy(
             "Leave header lines out of the chunks (LangChain's default); they stay in the "
             "header path.",
         ),
-        *_recursive_params(4000, 200),
+        *_RECURSIVE_PARAMS,
     ),
     split=_markdown,
-    checks=(_SIZE_CHECK,),
-    limit_param="chunk_size",
+    checks=_SIZE_CHECK,
 )
 
-SEMANTIC = Strategy(
+SEMANTIC = declare(
+    LIBRARY,
     "langchain.semantic",
-    label="LangChain: SemanticChunker (experimental)",
-    description="langchain_experimental's SemanticChunker over our embedding model: cut "
+    "SemanticChunker (experimental)",
+    "langchain_experimental's SemanticChunker over our embedding model: cut "
     "where the distance between consecutive sentence windows is high. It re-joins "
     "sentences with single spaces, so chunks are flagged where whitespace differed.",
-    params=(
+    (
         Param(
             "buffer_size",
             int,

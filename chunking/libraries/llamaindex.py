@@ -19,17 +19,18 @@ from itertools import pairwise
 from typing import Any
 
 from ..model import Piece
-from ..params import Param, Strategy
+from ..params import Param, Splitter
 from ..units import Sizer
 from .align import Aligner, LibraryChunk, Placed, align, to_pieces
 from .common import (
-    embedder,
+    ListVectors,
+    chunk_overlap_param,
+    chunk_size_param,
+    declare,
     library_errors,
     model_param,
     overlap_not_above,
-    overlap_param,
     require,
-    size_param,
     unit_choice,
 )
 
@@ -75,31 +76,19 @@ def _found(nodes: list[Any]) -> list[LibraryChunk]:
     return [LibraryChunk(n.text, n.start_char_idx, _header_path(n)) for n in nodes]
 
 
-def _sentence(text: str, p: Mapping[str, Any], sizer: Sizer) -> list[Piece]:
-    name = "llamaindex.sentence"
-    lib = _parsers(name)
-    parser = lib.SentenceSplitter(
-        chunk_size=p["chunk_size"],
-        chunk_overlap=p["chunk_overlap"],
-        separator=p["separator"],
-        paragraph_separator=p["paragraph_separator"],
-        tokenizer=tokenizer(p["unit"]),
-        callback_manager=_callbacks(name),
-    )
-    return align(text, _found(_nodes(name, parser, text)), sizer, limit=p["chunk_size"])
+def _split_with(class_name: str, strategy: str) -> Splitter:
+    """Run LlamaIndex's ``class_name`` (a text splitter), given every parameter but unit
+    by its own name, and the tokenizer for the unit."""
 
+    def split(text: str, p: Mapping[str, Any], sizer: Sizer) -> list[Piece]:
+        parser = getattr(_parsers(strategy), class_name)(
+            **{name: value for name, value in p.items() if name != "unit"},
+            tokenizer=tokenizer(p["unit"]),
+            callback_manager=_callbacks(strategy),
+        )
+        return align(text, _found(_nodes(strategy, parser, text)), sizer, limit=p["chunk_size"])
 
-def _token(text: str, p: Mapping[str, Any], sizer: Sizer) -> list[Piece]:
-    name = "llamaindex.token"
-    lib = _parsers(name)
-    parser = lib.TokenTextSplitter(
-        chunk_size=p["chunk_size"],
-        chunk_overlap=p["chunk_overlap"],
-        separator=p["separator"],
-        tokenizer=tokenizer(p["unit"]),
-        callback_manager=_callbacks(name),
-    )
-    return align(text, _found(_nodes(name, parser, text)), sizer, limit=p["chunk_size"])
+    return split
 
 
 def _markdown(text: str, p: Mapping[str, Any], sizer: Sizer) -> list[Piece]:
@@ -187,31 +176,32 @@ def _hierarchy_key(p: Placed) -> tuple[int, int, int]:
     return (p.start, p.metadata["level"], p.order)
 
 
-def embedding_adapter(model: Any) -> Any:
+def embedding_adapter(vectors: ListVectors) -> Any:
     """Our embedder as a LlamaIndex ``BaseEmbedding``."""
     base = require("llama_index.core.base.embeddings.base", _PACKAGE, "llamaindex.semantic")
 
     class OurEmbedding(base.BaseEmbedding):  # type: ignore[name-defined]
         def _get_query_embedding(self, query: str) -> list[float]:
-            return model.embed([query])[0].tolist()
+            return vectors.one(query)
 
         async def _aget_query_embedding(self, query: str) -> list[float]:
-            return self._get_query_embedding(query)
+            return vectors.one(query)
 
         def _get_text_embedding(self, text: str) -> list[float]:
-            return model.embed([text])[0].tolist()
+            return vectors.one(text)
 
         def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
-            return model.embed(texts).tolist()
+            return vectors.many(texts)
 
-    return OurEmbedding(model_name=model.name, callback_manager=_callbacks("llamaindex.semantic"))
+    callbacks = _callbacks("llamaindex.semantic")
+    return OurEmbedding(model_name=vectors.model.name, callback_manager=callbacks)
 
 
 def _semantic(text: str, p: Mapping[str, Any], sizer: Sizer) -> list[Piece]:
     name = "llamaindex.semantic"
     lib = _parsers(name)
     parser = lib.SemanticSplitterNodeParser.from_defaults(
-        embed_model=embedding_adapter(embedder(p)),
+        embed_model=embedding_adapter(ListVectors(p)),
         buffer_size=p["buffer_size"],
         breakpoint_percentile_threshold=p["breakpoint_percentile_threshold"],
         callback_manager=_callbacks(name),
@@ -224,73 +214,73 @@ def _semantic(text: str, p: Mapping[str, Any], sizer: Sizer) -> list[Piece]:
 _UNIT = unit_choice(("tokens", "chars"), "tokens", "chunk_size")
 _SIZE = "Tokens per chunk (LlamaIndex's tokenizer; see unit)."
 _SEPARATOR = Param("separator", str, " ", "Separator between words.")
+_SIZE_CHECK = (overlap_not_above("chunk_size", "chunk_overlap"),)
 
-SENTENCE = Strategy(
+SENTENCE = declare(
+    LIBRARY,
     "llamaindex.sentence",
-    label="LlamaIndex: SentenceSplitter",
-    description="LlamaIndex's SentenceSplitter: paragraphs, then sentences (NLTK punkt), "
-    "then phrases and words, merged up to chunk_size with chunk_overlap; chunks are "
-    "stripped. Offsets are the nodes' start_char_idx, checked against the document.",
-    params=(
-        size_param("chunk_size", 1024, _SIZE),
-        overlap_param("chunk_overlap", 200, "Tokens shared by consecutive chunks."),
+    "SentenceSplitter",
+    "LlamaIndex's SentenceSplitter: paragraphs, then sentences (NLTK punkt), then phrases "
+    "and words, merged up to chunk_size with chunk_overlap; chunks are stripped. Offsets "
+    "are the nodes' start_char_idx, checked against the document.",
+    (
+        chunk_size_param(1024, _SIZE),
+        chunk_overlap_param(200),
         _SEPARATOR,
         Param("paragraph_separator", str, "\n\n\n", "Separator between paragraphs."),
         _UNIT,
     ),
-    split=_sentence,
-    checks=(overlap_not_above("chunk_size", "chunk_overlap"),),
-    limit_param="chunk_size",
+    split=_split_with("SentenceSplitter", "llamaindex.sentence"),
+    checks=_SIZE_CHECK,
 )
 
-TOKEN = Strategy(
+TOKEN = declare(
+    LIBRARY,
     "llamaindex.token",
-    label="LlamaIndex: TokenTextSplitter",
-    description="LlamaIndex's TokenTextSplitter: words (then characters) merged up to "
-    "chunk_size tokens with chunk_overlap; chunks are stripped.",
-    params=(
-        Param(
-            "chunk_size",
-            int,
+    "TokenTextSplitter",
+    "LlamaIndex's TokenTextSplitter: words (then characters) merged up to chunk_size "
+    "tokens with chunk_overlap; chunks are stripped.",
+    (
+        chunk_size_param(
             1024,
             _SIZE + " When it makes nodes, LlamaIndex keeps 2 of them for metadata, so "
             "chunks hold at most chunk_size - 2.",
             minimum=3,
-            maximum=1_000_000,
         ),
-        overlap_param("chunk_overlap", 20, "Tokens shared by consecutive chunks."),
+        chunk_overlap_param(20),
         _SEPARATOR,
         _UNIT,
     ),
-    split=_token,
-    checks=(overlap_not_above("chunk_size", "chunk_overlap"),),
-    limit_param="chunk_size",
+    split=_split_with("TokenTextSplitter", "llamaindex.token"),
+    checks=_SIZE_CHECK,
 )
 
-MARKDOWN = Strategy(
+MARKDOWN = declare(
+    LIBRARY,
     "llamaindex.markdown",
-    label="LlamaIndex: MarkdownNodeParser",
-    description="LlamaIndex's MarkdownNodeParser: one node per header section (code blocks "
+    "MarkdownNodeParser",
+    "LlamaIndex's MarkdownNodeParser: one node per header section (code blocks "
     "respected), with the path of enclosing headers; no size limit.",
-    params=(),
+    (),
     split=_markdown,
     limit_param=None,
 )
 
-HIERARCHICAL = Strategy(
+HIERARCHICAL = declare(
+    LIBRARY,
     "llamaindex.hierarchical",
-    label="LlamaIndex: HierarchicalNodeParser",
-    description="LlamaIndex's HierarchicalNodeParser: SentenceSplitter nodes at each of "
+    "HierarchicalNodeParser",
+    "LlamaIndex's HierarchicalNodeParser: SentenceSplitter nodes at each of "
     "chunk_sizes, each level cut inside the nodes of the level above. All levels are "
     "shown, ordered by position; level and parent are in each chunk's metadata.",
-    params=(
+    (
         Param(
             "chunk_sizes",
             str,
             "2048,512,128",
             "Chunk size of each level, largest first (LlamaIndex's default 2048,512,128).",
         ),
-        overlap_param("chunk_overlap", 20, "Tokens shared by consecutive chunks of a level."),
+        chunk_overlap_param(20, "Tokens shared by consecutive chunks of a level."),
         _UNIT,
     ),
     split=_hierarchical,
@@ -298,13 +288,14 @@ HIERARCHICAL = Strategy(
     limit_param=None,
 )
 
-SEMANTIC = Strategy(
+SEMANTIC = declare(
+    LIBRARY,
     "llamaindex.semantic",
-    label="LlamaIndex: SemanticSplitterNodeParser",
-    description="LlamaIndex's SemanticSplitterNodeParser over our embedding model: "
+    "SemanticSplitterNodeParser",
+    "LlamaIndex's SemanticSplitterNodeParser over our embedding model: "
     "sentences (NLTK punkt) grouped where the distance between neighbouring sentence "
     "windows stays under a percentile of all distances; no size limit.",
-    params=(
+    (
         Param(
             "buffer_size",
             int,

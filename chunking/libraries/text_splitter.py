@@ -14,7 +14,7 @@ from ..model import Piece
 from ..params import Param, Strategy
 from ..units import Sizer
 from .align import LibraryChunk, align
-from .common import library_errors, overlap_param, require, size_param, unit_choice
+from .common import declare, library_errors, overlap_param, require, size_param, unit_choice
 
 LIBRARY = "text-splitter"
 #: A model name text-splitter maps to cl100k_base.
@@ -49,40 +49,45 @@ def _check_overlap(p: Mapping[str, Any]) -> None:
         )
 
 
-def _params() -> tuple[Param, ...]:
-    return (
-        size_param("capacity", 1000, "Maximum chunk size (see unit)."),
-        overlap_param("overlap", 0, "How much consecutive chunks may share."),
-        Param(
-            "trim",
-            bool,
-            True,
-            "Trim whitespace from the start and end of chunks (text-splitter's default).",
-        ),
-        unit_choice(("chars", "tokens", "words"), "chars", "capacity"),
+_PARAMS = (
+    size_param("capacity", 1000, "Maximum chunk size (see unit)."),
+    overlap_param("overlap", 0, "How much consecutive chunks may share."),
+    Param(
+        "trim",
+        bool,
+        True,
+        "Trim whitespace from the start and end of chunks (text-splitter's default).",
+    ),
+    unit_choice(("chars", "tokens", "words"), "chars", "capacity"),
+)
+
+
+def _splitter_strategy(class_name: str, name: str, description: str) -> Strategy:
+    """text-splitter's ``class_name``: every splitter takes the same parameters."""
+    return declare(
+        LIBRARY,
+        name,
+        class_name,
+        description,
+        _PARAMS,
+        split=_split_with(class_name, name),
+        checks=(_check_overlap,),
+        limit_param="capacity",
     )
 
 
-TEXT = Strategy(
+TEXT = _splitter_strategy(
+    "TextSplitter",
     "text-splitter",
-    label="text-splitter: TextSplitter",
-    description="text-splitter's TextSplitter: the largest semantic level that fits "
-    "(sentences, then words, graphemes...), neighbours merged up to capacity.",
-    params=_params(),
-    split=_split_with("TextSplitter", "text-splitter"),
-    checks=(_check_overlap,),
-    limit_param="capacity",
+    "text-splitter's TextSplitter: the largest semantic level that fits (sentences, then "
+    "words, graphemes...), neighbours merged up to capacity.",
 )
 
-MARKDOWN = Strategy(
+MARKDOWN = _splitter_strategy(
+    "MarkdownSplitter",
     "text-splitter.markdown",
-    label="text-splitter: MarkdownSplitter",
-    description="text-splitter's MarkdownSplitter: as TextSplitter, with Markdown's levels "
-    "(headings, blocks, list items) above sentences.",
-    params=_params(),
-    split=_split_with("MarkdownSplitter", "text-splitter.markdown"),
-    checks=(_check_overlap,),
-    limit_param="capacity",
+    "text-splitter's MarkdownSplitter: as TextSplitter, with Markdown's levels (headings, "
+    "blocks, list items) above sentences.",
 )
 
 STRATEGIES = (TEXT, MARKDOWN)
