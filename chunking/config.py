@@ -17,6 +17,7 @@ from typing import Any
 from .libraries import LIBRARIES
 from .params import Strategy
 from .splitters import BUILT_IN
+from .units import TOKENIZER_PREFIX, get_sizer
 
 _REGISTRY: dict[str, Strategy] = {s.name: s for s in (*BUILT_IN, *LIBRARIES)}
 
@@ -67,6 +68,8 @@ class Config:
             values[key] = spec.param(key).coerce(value)
         for check in spec.checks:
             check(values)
+        if str(values.get("unit", "")).startswith(TOKENIZER_PREFIX):
+            get_sizer(values["unit"])  # the user's tokenizer file must load
         return cls(strategy, MappingProxyType(values))
 
     @classmethod

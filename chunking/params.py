@@ -10,12 +10,13 @@ configurations against them.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .model import Piece
-from .units import UNITS, Sizer
+from .units import TOKENIZER_UNIT, UNITS, Sizer
 
 
 @dataclass(frozen=True)
@@ -33,13 +34,25 @@ class Param:
     minimum: float | None = None
     maximum: float | None = None
     choices: tuple[Any, ...] | None = None
+    #: A regular expression that a string outside ``choices`` may match instead (for
+    #: example ``tokenizer:PATH`` units), and how to describe it to a user.
+    pattern: str | None = None
+    pattern_help: str = ""
+
+    def _matches(self, value: Any) -> bool:
+        return (
+            self.pattern is not None
+            and isinstance(value, str)
+            and re.fullmatch(self.pattern, value) is not None
+        )
 
     def coerce(self, value: Any) -> Any:
         """Return ``value`` as this parameter's type, or raise ``ValueError``."""
         value = self._convert(value)
-        if self.choices is not None and value not in self.choices:
+        if self.choices is not None and value not in self.choices and not self._matches(value):
             options = ", ".join(map(str, self.choices))
-            raise ValueError(f"{self.name} must be one of {options}; got {value!r}")
+            also = f", or {self.pattern_help}" if self.pattern else ""
+            raise ValueError(f"{self.name} must be one of {options}{also}; got {value!r}")
         if self.minimum is not None and value < self.minimum:
             raise ValueError(f"{self.name} must be at least {self.minimum:g}; got {value!r}")
         if self.maximum is not None and value > self.maximum:
@@ -170,14 +183,29 @@ def overlap_param(
     return Param("overlap", int, default, help, minimum=0, maximum=1_000_000)
 
 
-def unit_param(default: str = "chars") -> Param:
+def unit_param(default: str = "chars", *, tokenizers: bool = True) -> Param:
+    """The ``unit`` parameter. ``tokenizers=False`` for a strategy that needs to know a
+    unit's internals (fixed windows cut token ids), so only chars, words and tokens."""
+    if not tokenizers:
+        return Param(
+            "unit",
+            str,
+            default,
+            "What size and overlap count: characters, words (whitespace-separated) or "
+            "cl100k_base tokens.",
+            choices=UNITS[:3],
+        )
     return Param(
         "unit",
         str,
         default,
-        "What size and overlap count: characters, words (whitespace-separated) or "
-        "cl100k_base tokens.",
+        "What size and overlap count: characters, words (whitespace-separated), "
+        "cl100k_base tokens, the word pieces of the embedding model (model), or the "
+        "tokens of your own tokenizer file (tokenizer:PATH to a tokenizer.json or "
+        ".tiktoken file).",
         choices=UNITS,
+        pattern=TOKENIZER_UNIT,
+        pattern_help="tokenizer:PATH (a tokenizer.json or .tiktoken file)",
     )
 
 

@@ -34,7 +34,7 @@ from .engine.spans import sentence_spans
 from .export import chunk_pages
 from .io import Document
 from .model import Chunk
-from .units import UNITS, get_sizer
+from .units import UNITS, CountingSizer, get_sizer
 
 #: How many word pieces all-MiniLM-L6-v2 reads, special tokens included.
 DEFAULT_MODEL_MAX_TOKENS = 256
@@ -90,12 +90,16 @@ def sizes_in(chunks: Sequence[Chunk], unit: str, configured_unit: str | None = N
     if unit == "chars":
         return [len(c.text) for c in chunks]
     sizer = get_sizer(unit)
+    if isinstance(sizer, CountingSizer):
+        return sizer.sizes([c.text for c in chunks])  # one batch through the tokenizer
     return [sizer.size(c.text) for c in chunks]
 
 
 def all_sizes(chunks: Sequence[Chunk], configured_unit: str | None = None) -> dict[str, list[int]]:
-    """Sizes in characters, words and tokens, keyed by unit."""
-    return {unit: sizes_in(chunks, unit, configured_unit) for unit in UNITS}
+    """Sizes in every unit (characters, words, cl100k tokens, the embedding model's word
+    pieces) and in the configured one, keyed by unit."""
+    units = [*UNITS, *([configured_unit] if configured_unit not in (None, *UNITS) else [])]
+    return {unit: sizes_in(chunks, unit, configured_unit) for unit in units if unit}
 
 
 def summarize(

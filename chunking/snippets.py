@@ -34,6 +34,8 @@ from typing import Any
 from .config import Config
 
 TARGETS = ("langchain", "llamaindex", "chonkie", "semchunk", "python", "cli")
+#: Units that the other libraries' snippets can count in.
+_LIBRARY_UNITS = ("chars", "words", "tokens")
 FIDELITIES = ("exact", "approximate", "unavailable")
 
 
@@ -65,6 +67,14 @@ def snippet(config: Config, target: str) -> Snippet:
     if target == "cli":
         return Snippet(target, "exact", _cli(config))
     write = MAPPINGS.get((config.strategy, target))
+    if write is not None and config.unit not in _LIBRARY_UNITS:
+        return Snippet(
+            target,
+            "unavailable",
+            "",
+            f"the {target} snippet would need the {config.unit!r} tokenizer of this machine; "
+            "use the python or cli export, or count in chars, words or cl100k tokens",
+        )
     if write is None:
         return Snippet(target, "unavailable", "", _unavailable_note(config.strategy, target))
     return write(config)

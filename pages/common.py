@@ -301,6 +301,8 @@ def config_controls(prefix: str = "", default: str | None = None) -> Config | st
     st.caption(spec.description)
     for param in spec.params:
         param_widget(param, param_key(name, param.name, prefix))
+        if param.name == "unit" and param.pattern and not prefix:
+            kit.tokenizer_upload(name, param_key(name, param.name, prefix))
     return build_config(name, read_params(spec, prefix))
 
 
@@ -578,9 +580,8 @@ def chunk_table(chunks: Sequence[Chunk], analysis: Report) -> pd.DataFrame:
             "chunk": [c.index for c in chunks],
             "start": [c.start for c in chunks],
             "end": [c.end for c in chunks],
-            "chars": analysis.sizes["chars"],
-            "words": analysis.sizes["words"],
-            "tokens": analysis.sizes["tokens"],
+            # chars, words, cl100k tokens, the model's word pieces (and the user's unit)
+            **{kit.option_label(unit): sizes for unit, sizes in analysis.sizes.items()},
         }
     )
     if any(p is not None for p in analysis.pages):

@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Final
 
 import streamlit as st
@@ -104,7 +105,12 @@ def param_widget(param: Param, key: str, label: str | None = None) -> Any:
         lo, hi = _bound(param.minimum, float), _bound(param.maximum, float)
         return st.number_input(label, min_value=lo, max_value=hi, step=0.05, **shared)
     if kind is str and param.choices:
-        return st.selectbox(label, list(param.choices), **shared)
+        options = list(param.choices)
+        if param.pattern:  # units: the tokenizer files uploaded in this session too
+            current = st.session_state.get(key)
+            extra = [*st.session_state.get(TOKENIZERS_KEY, ()), current]
+            options += [u for u in extra if u not in options and param._matches(u)]
+        return st.selectbox(label, options, format_func=option_label, **shared)
     if kind is list:
         shared["help"] = f'{help_text} Write a JSON list of strings, e.g. ["\\n\\n", " "].'
         return st.text_input(f"{label} (JSON list)", **shared)
@@ -352,3 +358,70 @@ def code_export(config: Config, key: str) -> None:
         key=f"{key}.download",
         icon=":material/download:",
     )
+
+
+# --- the user's tokenizer as a unit --------------------------------------------------
+
+#: Units (``tokenizer:PATH``) made from tokenizer files uploaded in this session.
+TOKENIZERS_KEY = "_ce_tokenizers"
+TOKENIZER_MAX_BYTES = 50 * 1024 * 1024
+
+
+def option_label(value: Any) -> str:
+    """How a choice is shown: a tokenizer unit by its file name."""
+    text = str(value)
+    if text.startswith("tokenizer:"):
+        return f"tokenizer: {Path(text.split(':', 1)[1]).name.split('-', 1)[-1]}"
+    return text
+
+
+def tokenizer_upload(strategy: str, unit_key: str) -> None:
+    """An uploader for the user's tokenizer (``tokenizer.json`` or ``.tiktoken``); a valid
+    one becomes a unit of ``strategy`` and is selected."""
+    upload_key = f"{unit_key}.upload"
+    with st.expander("Count in your own tokenizer"):
+        st.file_uploader(
+            "tokenizer.json or .tiktoken",
+            type=["json", "tiktoken"],
+            key=upload_key,
+            on_change=_use_tokenizer,
+            args=(upload_key, unit_key),
+            help="Sizes are then counted in your model's tokens. The file is checked and "
+            "kept in this machine's cache; it is only read as a tokenizer.",
+        )
+        problem = st.session_state.get(f"{upload_key}.problem")
+        if problem:
+            st.error(problem)
+
+
+def _use_tokenizer(upload_key: str, unit_key: str) -> None:
+    upload = st.session_state.get(upload_key)
+    st.session_state[f"{upload_key}.problem"] = None
+    if upload is None:
+        return
+    data = upload.getvalue()
+    if len(data) > TOKENIZER_MAX_BYTES:
+        st.session_state[f"{upload_key}.problem"] = (
+            f"{upload.name} is over {TOKENIZER_MAX_BYTES // 2**20} MB; is it a tokenizer?"
+        )
+        return
+    from chunking.embedding.cache import default_cache_dir
+    from chunking.units import tokenizer_sizer
+
+    folder = default_cache_dir().parent / "tokenizers"
+    folder.mkdir(parents=True, exist_ok=True)
+    suffix = ".tiktoken" if upload.name.endswith(".tiktoken") else ".json"
+    stem = "".join(ch for ch in Path(upload.name).stem if ch.isalnum() or ch in "._")[:40]
+    path = folder / f"{hashlib.sha1(data).hexdigest()[:12]}-{stem or 'tokenizer'}{suffix}"
+    path.write_bytes(data)
+    try:
+        tokenizer_sizer(path)
+    except ValueError as exc:
+        path.unlink(missing_ok=True)
+        st.session_state[f"{upload_key}.problem"] = f"{upload.name}: {exc}"
+        return
+    unit = f"tokenizer:{path}"
+    known = st.session_state.setdefault(TOKENIZERS_KEY, [])
+    if unit not in known:
+        known.append(unit)
+    st.session_state[unit_key] = unit

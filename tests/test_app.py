@@ -682,3 +682,39 @@ def test_a_library_without_an_equivalent_says_why() -> None:
     _ok(at)
     assert any("No chonkie equivalent of 'fixed'" in i.value for i in at.info)
     assert not any("chonkie import" in c.value for c in at.code)
+
+
+# ---------------------------------------------------------------- tokenizers as units
+
+
+def test_sizes_can_be_counted_in_the_models_word_pieces() -> None:
+    at = _ok(_app(sample="long_essay.txt"))
+    at.selectbox(key="recursive.unit").set_value("model").run()
+    at.number_input(key="recursive.size").set_value(200).run()
+    _ok(at)
+    text = read_path(ROOT / "sample_docs" / "long_essay.txt").text
+    assert _count(at) == len(chunking.chunk(text, "recursive", size=200, unit="model"))
+    table = _frame_with(at, "model")
+    assert {"tokens", "model"} <= set(table.columns)  # both sizes for every chunk
+    assert (table["model"] <= 200).all()
+
+
+def test_an_uploaded_tokenizer_becomes_the_unit(monkeypatch, tmp_path) -> None:
+    from chunking.units import model_tokenizer_path
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    at = _ok(_app(sample="long_essay.txt"))
+    uploader = at.file_uploader(key="recursive.unit.upload")
+    data = model_tokenizer_path().read_bytes()
+    uploader.set_value(("tokenizer.json", data, "application/json")).run()
+    _ok(at)
+    unit = at.selectbox(key="recursive.unit").value
+    assert unit.startswith("tokenizer:") and Path(unit.split(":", 1)[1]).is_file()
+    text = read_path(ROOT / "sample_docs" / "long_essay.txt").text
+    assert _count(at) == len(chunking.chunk(text, "recursive", unit=unit))
+
+    at.file_uploader(key="recursive.unit.upload").set_value(
+        ("tokenizer.json", b'{"hello": 1}', "application/json")
+    ).run()
+    assert not at.exception
+    assert any("is not a Hugging Face tokenizer.json" in e.value for e in at.error)

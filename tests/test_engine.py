@@ -8,8 +8,9 @@ from itertools import pairwise
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chunking.engine.packing import RunSizes, pack_runs, pack_spans
+from chunking.engine.packing import RunSizes, pack_runs
 from chunking.engine.sections import WORDS, SpanSplitter
+from chunking.engine.segments import pack_spans
 from chunking.units import CharSizer, Sizer, WordSizer, as_sizer, get_sizer
 
 

@@ -82,7 +82,7 @@ texts = st.one_of(
     ),
 ).filter(lambda t: t and not t.isspace())
 
-SIZES = {"chars": (1, 80), "words": (1, 12), "tokens": (1, 25)}
+SIZES = {"chars": (1, 80), "words": (1, 12), "tokens": (1, 25), "model": (1, 25)}
 
 
 def _value(draw: st.DrawFn, param: Param, unit: str) -> Any:

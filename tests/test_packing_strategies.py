@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chunking import Chunk, Config, chunk, run
-from chunking.engine.packing import pack_spans
+from chunking.engine.segments import pack_spans
 from chunking.engine.spans import paragraph_spans, sentence_spans
 from chunking.splitters.conversation import NO_CHAT_NOTE, detect_messages
 from chunking.splitters.hierarchy import parse_child_sizes

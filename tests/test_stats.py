@@ -79,6 +79,15 @@ def test_sizes_in_every_unit_are_measured_on_the_chunk_text() -> None:
     assert sizes_in(chunks, "words") == [len(c.text.split()) for c in chunks]
     tokens = get_sizer("tokens")
     assert sizes_in(chunks, "tokens") == [tokens.size(c.text) for c in chunks]
+    from tokenizers import Tokenizer
+
+    from chunking.units import model_tokenizer_path
+
+    pieces = Tokenizer.from_file(str(model_tokenizer_path()))
+    pieces.no_truncation()
+    pieces.no_padding()
+    expected = [len(pieces.encode(c.text, add_special_tokens=False).ids) for c in chunks]
+    assert sizes_in(chunks, "model") == expected
 
 
 def test_sizes_in_reuses_the_configured_unit() -> None:
@@ -86,7 +95,7 @@ def test_sizes_in_reuses_the_configured_unit() -> None:
     chunks = chunking.chunk(text, "recursive", size=3, unit="words")
     assert sizes_in(chunks, "words", configured_unit="words") == [c.size for c in chunks]
     summary = summarize(chunks, configured_unit="words")
-    assert set(summary) == {"chars", "words", "tokens"}
+    assert set(summary) == {"chars", "words", "tokens", "model"}
     assert summary["words"].max <= 3
     assert summary["chars"].count == len(chunks)
 

@@ -260,7 +260,7 @@ def recursive_pieces(
 
 
 def recursive_split(text: str, sizer: Measures, size: int) -> SplitOversized:
-    """A ``split_oversized`` function for :func:`~chunking.engine.packing.pack_spans`:
+    """A ``split_oversized`` function for :func:`~chunking.engine.segments.pack_spans`:
     the recursive splitter, labelled ``"size"``.
 
     The pieces carry ``boundary == "size"``: they end where they do because the segment

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.packing import pack_spans
+from ..engine.segments import pack_spans
 from ..engine.spans import strip_span
 from ..model import Piece
 from ..units import Sizer

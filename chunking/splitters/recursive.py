@@ -16,7 +16,7 @@ from ..engine.recursive import (
     recursive_pieces,
 )
 from ..model import Piece
-from ..params import Param, Strategy, overlap_below_size, overlap_param, size_param
+from ..params import Param, Strategy, overlap_below_size, overlap_param, size_param, unit_param
 from ..units import Sizer
 
 
@@ -86,13 +86,7 @@ RECURSIVE = Strategy(
     params=(
         size_param(1000),
         overlap_param(0),
-        Param(
-            "unit",
-            str,
-            "chars",
-            "What size and overlap count: characters, words or cl100k_base tokens.",
-            choices=("chars", "words", "tokens"),
-        ),
+        unit_param("chars"),
         _separators_param(DEFAULT_SEPARATORS),
         KEEP_SEPARATOR,
         STRIP_WHITESPACE,

@@ -13,8 +13,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from .. import params
-from ..engine.packing import Describe, SplitOversized, pack_spans
+from ..engine.packing import Describe, SplitOversized
 from ..engine.recursive import recursive_split
+from ..engine.segments import pack_spans
 from ..engine.spans import paragraph_spans, sentence_spans
 from ..model import Piece
 from ..params import Strategy

@@ -116,7 +116,7 @@ FIXED = Strategy(
     label="Fixed size",
     description="Cut every `size` units regardless of content, each chunk sharing "
     "`overlap` units with the previous one. The baseline every other strategy beats.",
-    params=(size_param(500), overlap_param(50), unit_param("chars")),
+    params=(size_param(500), overlap_param(50), unit_param("chars", tokenizers=False)),
     checks=(overlap_below_size,),
     split=_fixed,
 )
@@ -142,7 +142,7 @@ SLIDING = Strategy(
     params=(
         Param("window", int, 400, "Window length, in the chosen unit.", minimum=1),
         Param("stride", int, 200, "How far each window advances.", minimum=1),
-        unit_param("chars"),
+        unit_param("chars", tokenizers=False),
     ),
     checks=(_stride_within_window,),
     limit_param="window",
