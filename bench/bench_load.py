@@ -144,9 +144,9 @@ async def upload(page, text: str, name: str, phase: Phase) -> None:
     sidebar = page.get_by_test_id("stSidebar")
     expected = f"{len(chunking.chunk(text, 'recursive', size=1000)):,}"
     start = time.perf_counter()
-    await sidebar.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
-        {"name": name, "mimeType": "text/plain", "buffer": text.encode()}
-    )
+    await sidebar.locator(
+        '.st-key-upload [data-testid="stFileUploaderDropzoneInput"]'
+    ).set_input_files({"name": name, "mimeType": "text/plain", "buffer": text.encode()})
     await wait_count(page, expected, phase, start)
 
 

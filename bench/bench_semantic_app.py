@@ -127,7 +127,7 @@ def upload(page: Any, url: str, name: str, text: str) -> None:
     _idle(page)
     sidebar = page.get_by_test_id("stSidebar")
     sidebar.get_by_test_id("stRadio").get_by_text("Upload", exact=True).click()
-    sidebar.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
+    sidebar.locator('.st-key-upload [data-testid="stFileUploaderDropzoneInput"]').set_input_files(
         {"name": name, "mimeType": "text/plain", "buffer": text.encode("utf-8")}
     )
     sidebar.get_by_text(f"{name} · text").wait_for(timeout=LONG)

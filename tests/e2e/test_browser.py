@@ -61,7 +61,7 @@ def _load(page: Page, url: str) -> None:
 
 def _upload(page: Page, name: str, data: bytes, mime: str = "text/plain") -> None:
     _sidebar(page).get_by_test_id("stRadio").get_by_text("Upload", exact=True).click()
-    dropzone = _sidebar(page).get_by_test_id("stFileUploaderDropzoneInput")
+    dropzone = _sidebar(page).locator('.st-key-upload [data-testid="stFileUploaderDropzoneInput"]')
     dropzone.set_input_files({"name": name, "mimeType": mime, "buffer": data})
 
 
