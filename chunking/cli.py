@@ -402,7 +402,7 @@ def _cmd_stats(args: argparse.Namespace) -> int:
         payload = {**report.to_dict(), "document": document_info(document)}
         print(json.dumps(payload, indent=2, ensure_ascii=False))
     else:
-        print(f"{'document':<11}{describe_source(document)}")
+        print(f"{'document':<11}{document.describe(', ')}")
         print(stats_text(report))
     return 0
 
@@ -417,16 +417,6 @@ def document_info(document: Document) -> dict[str, Any]:
         "encoding_confidence": document.encoding_confidence,
         "encoding_warning": document.encoding_warning,
     }
-
-
-def describe_source(document: Document) -> str:
-    """``notes.txt, text, 1,234 characters, cp1252 (confidence 50%)``."""
-    parts = [document.name, document.kind, f"{len(document.text):,} characters"]
-    if document.encoding:
-        confidence = document.encoding_confidence
-        shown = "" if confidence is None else f" (confidence {confidence:.0%})"
-        parts.append(f"{document.encoding}{shown}")
-    return ", ".join(parts)
 
 
 def _cmd_export(args: argparse.Namespace) -> int:

@@ -97,6 +97,19 @@ class Document:
     #: Why the encoding is uncertain, for the user (None when it is not).
     encoding_warning: str | None = None
 
+    def describe(self, separator: str = " · ") -> str:
+        """One line about the document: name, kind, size, encoding (with how sure its
+        detection is), pages: ``notes.txt · text · 1,234 characters · cp1252 (confidence
+        50%)``."""
+        parts = [self.name, self.kind, f"{len(self.text):,} characters"]
+        if self.encoding:
+            confidence = self.encoding_confidence
+            sure = "" if confidence is None else f" (confidence {confidence:.0%})"
+            parts.append(f"{self.encoding}{sure}")
+        if self.pages:
+            parts.append(f"{len(self.pages)} pages")
+        return separator.join(parts)
+
     def page_of(self, offset: int) -> int | None:
         """1-based page number containing the character ``offset``; None if not a PDF.
 

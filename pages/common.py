@@ -254,14 +254,7 @@ def document_input() -> Source | None:
 
 def describe_document(document: Document) -> str:
     """One line about the document: name, kind, size, encoding, pages."""
-    parts = [document.name, document.kind, f"{len(document.text):,} characters"]
-    if document.encoding:
-        confidence = document.encoding_confidence
-        sure = "" if confidence is None else f" (confidence {confidence:.0%})"
-        parts.append(f"{document.encoding}{sure}")
-    if document.pages:
-        parts.append(f"{len(document.pages)} pages")
-    return " · ".join(parts)
+    return document.describe()
 
 
 # ------------------------------------------------------------------- strategy controls

@@ -21,23 +21,31 @@ def uncovered(text: str, chunks: Sequence[Chunk]) -> list[int]:
     return missing
 
 
-def check_invariants(text: str, chunks: Sequence[Chunk], config: Config) -> None:
-    """Assert offsets exact, order, non-empty, sizes measured and limited, coverage."""
+def check_each_chunk(text: str, chunks: Sequence[Chunk], config: Config) -> None:
+    """What every chunk of every strategy and library engine promises: numbered in
+    order, the exact source slice at its offsets, not empty nor whitespace alone, starts
+    never decreasing, its size measured on its own text and within the limit or flagged."""
     sizer = get_sizer(config.unit)
     limit = config.limit
     previous_start = 0
     for i, c in enumerate(chunks):
+        where = f"chunk {i} ({c.start}-{c.end})"
         assert c.index == i, f"chunk {i} has index {c.index}"
-        assert text[c.start : c.end] == c.text, f"chunk {i}: offsets do not match its text"
-        assert c.text, f"chunk {i} is empty"
-        assert not c.text.isspace(), f"chunk {i} is only whitespace: {c.text!r}"
-        assert c.start >= previous_start, f"chunk {i} starts before chunk {i - 1}"
+        assert text[c.start : c.end] == c.text, f"{where}: offsets do not match its text"
+        assert c.text, f"{where} is empty"
+        assert not c.text.isspace(), f"{where} is only whitespace: {c.text!r}"
+        assert c.start >= previous_start, f"{where} starts before chunk {i - 1}"
         previous_start = c.start
-        assert c.size == sizer.size(c.text), f"chunk {i}: size is not its own text's size"
+        assert c.size == sizer.size(c.text), f"{where}: size is not its own text's size"
         if limit is not None and c.size > limit:
             assert any(f.startswith("over limit:") for f in c.flags), (
-                f"chunk {i} has size {c.size} > {limit} {config.unit} without a flag: {c.text!r}"
+                f"{where} has size {c.size} > {limit} {config.unit} without a flag: {c.text!r}"
             )
+
+
+def check_invariants(text: str, chunks: Sequence[Chunk], config: Config) -> None:
+    """Assert offsets exact, order, non-empty, sizes measured and limited, coverage."""
+    check_each_chunk(text, chunks, config)
     missing = uncovered(text, chunks)
     assert not missing, f"non-whitespace characters not covered at {missing[:10]}"
 
@@ -52,22 +60,10 @@ def check_library_invariants(text: str, chunks: Sequence[Chunk], config: Config)
     chunk is flagged and keeps the library's value; sizes are measured and flagged over
     the limit; non-whitespace text no chunk covers is flagged, range by range, on a
     chunk."""
-    sizer = get_sizer(config.unit)
-    limit = config.limit
-    previous_start = 0
+    check_each_chunk(text, chunks, config)
     declared: list[tuple[int, int]] = []
     for i, c in enumerate(chunks):
         where = f"chunk {i} ({c.start}-{c.end})"
-        assert c.index == i, f"chunk {i} has index {c.index}"
-        assert text[c.start : c.end] == c.text, f"{where}: offsets do not match its text"
-        assert c.text, f"{where} is empty"
-        assert c.start >= previous_start, f"{where} starts before chunk {i - 1}"
-        previous_start = c.start
-        assert c.size == sizer.size(c.text), f"{where}: size is not its own text's size"
-        if limit is not None and c.size > limit:
-            assert any(f.startswith("over limit:") for f in c.flags), (
-                f"{where} has size {c.size} > {limit} {config.unit} without a flag"
-            )
         library_text = c.metadata.get("library_text")
         if library_text is not None:
             assert library_text != c.text, f"{where}: library_text kept although equal"

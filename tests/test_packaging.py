@@ -27,7 +27,7 @@ import pytest
 from chunking import cli
 from chunking.evaluation import QuestionFileError, chroma_eval_dir, load_chroma_eval
 from chunking.evaluation.questions import CHROMA_EVAL_ENV
-from tests.e2e.harness import free_port
+from tests.e2e.harness import free_port, stop_server
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -269,12 +269,7 @@ def test_the_wheel_serves_the_app_outside_the_checkout(tmp_path):
             status, body = _get(f"{url}/_stcore/script-health-check")
         assert (status, body) == (200, "ok"), log.read_text(errors="replace")
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop_server(process)
 
 
 # --------------------------------------------------------------- chroma-eval location
