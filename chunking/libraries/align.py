@@ -429,7 +429,43 @@ def to_pieces(
         if p.flags:
             p.metadata["flags"] = list(p.flags)
         pieces.append(Piece(p.start, p.end, p.metadata, size))
-    return pieces
+    return _without_blank(source, pieces)
+
+
+def _without_blank(source: str, pieces: list[Piece]) -> list[Piece]:
+    """Drop pieces of whitespace alone (no chunk may be one, see
+    :func:`~chunking.model.build_chunks`). The next piece kept (or the last one) says so,
+    with the dropped piece's own flags, and takes over its "text left out" findings, so
+    that no finding is lost."""
+    kept: list[Piece] = []
+    carried: dict[str, list[Any]] = {}
+    for piece in pieces:
+        if source[piece.start : piece.end].isspace():
+            own = piece.metadata.get("flags", ())
+            left_out = [f for f in own if f.startswith("text left out")]
+            said = [f for f in own if f not in left_out]
+            carried.setdefault("flags", []).extend(left_out)
+            carried.setdefault("left_out", []).extend(piece.metadata.get("left_out", ()))
+            carried["flags"].append(
+                f"library chunk dropped: whitespace alone at {piece.start:,}-{piece.end:,}"
+                + (f" ({'; '.join(said)})" if said else "")
+            )
+            continue
+        if carried:
+            piece = _with_carried(piece, carried)
+            carried = {}
+        kept.append(piece)
+    if carried and kept:
+        kept[-1] = _with_carried(kept[-1], carried)
+    return kept
+
+
+def _with_carried(piece: Piece, carried: Mapping[str, list[Any]]) -> Piece:
+    metadata = dict(piece.metadata)
+    for key, values in carried.items():
+        if values:
+            metadata[key] = [*values, *metadata.get(key, ())]
+    return piece._replace(metadata=metadata)
 
 
 def align(
