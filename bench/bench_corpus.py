@@ -1,0 +1,188 @@
+"""``chunk-explorer run`` over a large corpus: throughput, peak memory, Ray overhead,
+and with ``--embed`` chunks embedded per second and where the time goes.
+
+    .venv/bin/python bench/bench_corpus.py              # 100 MB corpus
+    .venv/bin/python bench/bench_corpus.py --size 1000  # 1 GB corpus
+    .venv/bin/python bench/bench_corpus.py --quick      # 10 MB, a smoke run
+    .venv/bin/python bench/bench_corpus.py --quick --embed --no-ray
+
+The corpus is assembled in a temporary folder from the chroma-eval corpora and the
+sample documents, each copy given its own first line (so every file has its own
+content hash) until it reaches ``--size`` MB. Every run is the installed command as a
+subprocess (recursive, 400 tokens, no embedding unless ``--embed``); its wall time
+gives MB/s and its peak RSS is the largest sum of the resident memory of the command
+and all its child processes (workers, Ray's raylets and workers) seen while polling.
+With ``--embed``, a separate ``--embed-size`` MB corpus is embedded by the local engine
+with the fastest model that loads (:data:`FAST_MODELS`), and the run's manifest says
+how its time splits between chunking, embedding and writing.
+The Ray engine's overhead is its wall time over the local engine's with the same
+number of workers. A benchmark, not a test: nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPORA = ROOT.parent / "shared" / "datasets" / "chroma-eval" / "corpora"
+SAMPLES = ROOT / "sample_docs"
+COMMAND = Path(sys.executable).parent / "chunk-explorer"
+CONFIG = ("--strategy", "recursive", "--size", "400", "--unit", "tokens")
+#: Named fast embedding models to try first for --embed, fastest first; the bundled
+#: all-MiniLM-L6-v2 is the fallback.
+FAST_MODELS = ("minilm-static", "minilm-onnx-int8", "minilm-onnx", "all-MiniLM-L6-v2")
+POLL_SECONDS = 0.1
+
+
+def seeds() -> list[Path]:
+    found = sorted(CORPORA.glob("*.md")) + sorted(
+        p for p in SAMPLES.iterdir() if p.is_file() and p.suffix != ".py" and p.name != "README.md"
+    )
+    if not found:
+        sys.exit(f"no seed documents under {CORPORA} or {SAMPLES}")
+    return found
+
+
+def assemble(folder: Path, megabytes: float) -> int:
+    """Write copies of the seeds into ``folder`` until it holds ``megabytes``; its bytes."""
+    target = int(megabytes * 2**20)
+    texts = [(p.suffix, p.read_bytes()) for p in seeds()]
+    written = copy = 0
+    while written < target:
+        for suffix, data in texts:
+            if suffix == ".json":  # a first line would make it invalid JSON: vary its end
+                body = data + f"\n\n copy {copy}\n".encode()
+            else:
+                body = f"copy {copy} of this document\n\n".encode() + data
+            path = folder / f"shard{copy % 100:02d}" / f"doc{copy:06d}{suffix}"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(body)
+            written += len(body)
+            copy += 1
+            if written >= target:
+                break
+    return written
+
+
+def tree_rss(process: psutil.Process) -> int:
+    """Resident bytes of ``process`` and every descendant still alive."""
+    total = 0
+    for member in [process, *process.children(recursive=True)]:
+        try:
+            total += member.memory_info().rss
+        except psutil.Error:
+            continue
+    return total
+
+
+def measure(args: list[str]) -> tuple[float, int, dict[str, object]]:
+    """Run the command; (wall seconds, peak RSS of its process tree, its manifest)."""
+    out = Path(args[args.index("--out") + 1])
+    started = time.perf_counter()
+    child = subprocess.Popen([str(COMMAND), *args, "--quiet"], stdout=subprocess.PIPE, text=True)
+    process = psutil.Process(child.pid)
+    peak = 0
+    while child.poll() is None:
+        peak = max(peak, tree_rss(process))
+        time.sleep(POLL_SECONDS)
+    seconds = time.perf_counter() - started
+    summary = child.stdout.read() if child.stdout else ""
+    if child.returncode not in (0, 1):
+        sys.exit(f"run failed ({child.returncode}): {' '.join(args)}\n{summary}")
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    return seconds, peak, manifest
+
+
+def fastest_model() -> str:
+    from chunking.embedding.models import EmbeddingError, get_embedder
+
+    for name in FAST_MODELS:
+        try:
+            get_embedder(name)
+        except (EmbeddingError, ValueError, OSError):
+            continue
+        return name
+    sys.exit("no embedding model is available offline")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", type=float, default=100, help="corpus size in MB")
+    parser.add_argument("--quick", action="store_true", help="a 10 MB corpus")
+    parser.add_argument("--embed", action="store_true", help="also embed, fastest model")
+    parser.add_argument("--no-ray", action="store_true", help="skip the Ray engine")
+    parser.add_argument(
+        "--embed-size", type=float, default=10, help="MB embedded with --embed (--quick: 1)"
+    )
+    options = parser.parse_args()
+    megabytes = 10 if options.quick else options.size
+    work = Path(tempfile.mkdtemp(prefix="bench-corpus-"))
+    try:
+        corpus = work / "corpus"
+        size = assemble(corpus, megabytes)
+        files = sum(1 for p in corpus.rglob("*") if p.is_file())
+        print(f"corpus: {files:,} files, {size / 2**20:,.1f} MB (recursive, 400 tokens)")
+        report(corpus, work, size, options)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def report(corpus: Path, work: Path, size: int, options: argparse.Namespace) -> None:
+    mb = size / 2**20
+    walls: dict[str, float] = {}
+    runs = [("local", 1), ("local", 2)] + ([] if options.no_ray else [("ray", 2)])
+    for engine, workers in runs:
+        out = work / f"out-{engine}-{workers}"
+        args = ["run", str(corpus), "--out", str(out), *CONFIG]
+        args += ["--engine", engine, "--workers", str(workers)]
+        seconds, peak, manifest = measure(args)
+        walls[f"{engine}-{workers}"] = seconds
+        counts = manifest["counts"]
+        assert isinstance(counts, dict)
+        print(
+            f"{engine:<5} {workers} worker(s): {seconds:7.1f} s  {mb / seconds:6.2f} MB/s  "
+            f"peak RSS {peak / 2**20:7.0f} MB  {counts['chunks']:,} chunks"
+        )
+        shutil.rmtree(out)
+    if "ray-2" in walls:
+        print(f"ray overhead: {walls['ray-2'] / walls['local-2']:.2f}x the local engine's time")
+    if options.embed:
+        embedded = work / "embed-corpus"
+        assemble(embedded, 1 if options.quick else options.embed_size)
+        embed_report(embedded, work)
+
+
+def embed_report(corpus: Path, work: Path) -> None:
+    model = fastest_model()
+    out = work / "out-embed"
+    args = ["run", str(corpus), "--out", str(out), *CONFIG, "--embed", "--model", model]
+    seconds, peak, manifest = measure(args)
+    counts, timings = manifest["counts"], manifest["timings"]
+    assert isinstance(counts, dict) and isinstance(timings, dict)
+    chunks = counts["chunks"]
+    print(
+        f"embed ({model}), local 1 worker: {seconds:.1f} s, {chunks / seconds:,.0f} chunks/s "
+        f"end to end, {chunks / max(timings['embed_seconds'], 1e-9):,.0f} chunks/s embedding "
+        f"alone, peak RSS {peak / 2**20:,.0f} MB"
+    )
+    known = sum(timings[k] for k in ("chunk_seconds", "embed_seconds", "write_seconds"))
+    shares = {
+        "read + chunk": timings["chunk_seconds"],
+        "embed": timings["embed_seconds"],
+        "write parquet": timings["write_seconds"],
+        "start-up, model load, reading files": max(seconds - known, 0.0),
+    }
+    print("where the time goes: " + ", ".join(f"{k} {v / seconds:.0%}" for k, v in shares.items()))
+
+
+if __name__ == "__main__":
+    main()
