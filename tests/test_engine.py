@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chunking.engine.packing import RunSizes, pack_runs
+from chunking.engine.recursive import Occurrences
 from chunking.engine.sections import WORDS, SpanSplitter
 from chunking.engine.segments import pack_spans
 from chunking.units import CharSizer, Sizer, WordSizer, as_sizer, get_sizer
@@ -334,3 +335,45 @@ def test_engine_properties(
             assert (len(chunk) if unit == "chars" else sizer.size(chunk)) == n <= limit
         else:
             assert n <= limit or i == j
+
+
+# --- the recursive splitter's fast paths ------------------------------------------------
+
+
+@given(
+    sizes=st.lists(st.integers(0, 12), min_size=1, max_size=60),
+    limit=st.integers(1, 30),
+    overlap=st.integers(0, 15),
+    data=st.data(),
+)
+def test_growing_by_bisection_packs_as_stepping_does(
+    sizes: list[int], limit: int, overlap: int, data: st.DataObject
+) -> None:
+    spans = [(2 * k, 2 * k + 1) for k in range(len(sizes))]
+    alone = sorted(data.draw(st.sets(st.integers(0, len(sizes) - 1))))
+    runs = RunSizes.from_sizes(spans, sizes, joins=data.draw(st.integers(0, 2)))
+    assert runs.monotone
+    stepping = RunSizes(runs.starts, runs.ends, runs.first, runs.last)
+    assert not stepping.monotone
+    for verify in (False, True):
+        leap = list(pack_runs(runs, limit, verify=verify, overlap_size=overlap, alone=alone))
+        step = list(pack_runs(stepping, limit, verify=verify, overlap_size=overlap, alone=alone))
+        assert leap == step
+
+
+@given(
+    text=st.text(st.sampled_from("ab\n. "), max_size=80),
+    separator=st.sampled_from(["\n\n", "\n", ". ", " ", "aa", "aba", "\n\n\n", "aaaaab"]),
+    data=st.data(),
+)
+def test_separators_are_found_where_str_split_finds_them(
+    text: str, separator: str, data: st.DataObject
+) -> None:
+    lo = data.draw(st.integers(0, len(text)))
+    hi = data.draw(st.integers(lo, len(text)))
+    region = Occurrences(text, lo, hi)
+    a = data.draw(st.integers(lo, hi))
+    b = data.draw(st.integers(a, hi))
+    found = [m.start() + a for m in re.finditer(re.escape(separator), text[a:b])]
+    assert region.within(separator, a, b).tolist() == found
+    assert len(text[a:b].split(separator)) == len(found) + 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 from hypothesis import given
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 from langchain_text_splitters import RecursiveCharacterTextSplitter, TokenTextSplitter
 
 import chunking
+from chunking.model import UNSPLITTABLE
 from chunking.units import get_sizer
 from tests.conftest import chroma_corpora, sample_paths
 from tests.test_invariants import texts
@@ -120,6 +122,29 @@ def test_recursive_matches_langchain_in_tokens_on_generated_text(text, size, dat
     assert_same_chunks(
         text, size=size, overlap=overlap, unit="tokens", separators=CHROMA_SEPARATORS, keep="start"
     )
+
+
+@given(text=texts, size=st.integers(2, 30), data=st.data())
+def test_token_counts_read_from_one_encoding_match_langchain(text, size, data):
+    # Documents this short are counted span by span; here every one is read from one
+    # encoding of the whole text, as long documents are (chunking.units.TokenRegion).
+    overlap = data.draw(st.integers(0, size - 1))
+    keep = data.draw(st.sampled_from(["start", "end"]))
+    with patch("chunking.units.REGION_MIN", 0):
+        assert_same_chunks(
+            text, size=size, overlap=overlap, unit="tokens", separators=CHROMA_SEPARATORS, keep=keep
+        )
+
+
+@pytest.mark.parametrize("unit", ["chars", "tokens"])
+def test_a_text_without_any_separator_stays_whole_as_in_langchain(unit):
+    text = "alpha beta gamma delta"
+    expected = langchain_recursive(
+        text, size=3, overlap=0, unit=unit, separators=["\n\n", "\n"], keep="start"
+    )
+    chunks = chunking.chunk(text, "recursive", size=3, unit=unit, separators=["\n\n", "\n"])
+    assert [c.text for c in chunks] == expected == [text]
+    assert chunks[0].flags == (UNSPLITTABLE,)
 
 
 def test_keep_none_matches_langchain_when_separators_are_single():

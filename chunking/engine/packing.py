@@ -37,6 +37,7 @@ conversation strategies use it.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import accumulate, chain, pairwise, repeat
 from operator import add, itemgetter, sub
@@ -70,6 +71,7 @@ class RunSizes:
         "first",
         "join_error",
         "last",
+        "monotone",
         "starts",
     )
 
@@ -81,12 +83,16 @@ class RunSizes:
         last: Sequence[int],
         measure_text: Measure | None = None,
         join_error: int | None = None,
+        monotone: bool = False,
     ) -> None:
         self.starts, self.ends = starts, ends
         self.first, self.last = first, last
         self._measure_text = measure_text
         self.exact = measure_text is None
         self.join_error = join_error
+        #: ``last`` never decreases (no join is negative), so the packing loop may find
+        #: how far a chunk grows by bisection instead of segment by segment.
+        self.monotone = monotone
         self._measured: dict[tuple[int, int], int] | None = None  # made when first needed
 
     def __len__(self) -> int:
@@ -104,15 +110,29 @@ class RunSizes:
         """Run sizes from each segment's size and each join's (one number for all)."""
         starts = list(map(itemgetter(0), spans))
         ends = list(map(itemgetter(1), spans))
+        return cls.from_bounds(starts, ends, sizes, joins, measure_text, join_error)
+
+    @classmethod
+    def from_bounds(
+        cls,
+        starts: list[int],
+        ends: list[int],
+        sizes: Sequence[int],
+        joins: int | Sequence[int] = 0,
+        measure_text: Measure | None = None,
+        join_error: int | None = None,
+    ) -> RunSizes:
+        """:meth:`from_sizes` with the segments' starts and ends as two lists."""
+        monotone = joins >= 0 if isinstance(joins, int) else min(joins, default=0) >= 0
         if not sizes:
-            return cls(starts, ends, [], [], measure_text, join_error)
+            return cls(starts, ends, [], [], measure_text, join_error, monotone)
         if joins == 0:  # the common case, kept cheap for LangChain's merge
             last = list(accumulate(sizes))
-            return cls(starts, ends, [0, *last[:-1]], last, measure_text, join_error)
+            return cls(starts, ends, [0, *last[:-1]], last, measure_text, join_error, monotone)
         gaps = repeat(joins, len(sizes) - 1) if isinstance(joins, int) else joins
         last = list(accumulate(chain(sizes[:1], map(add, gaps, sizes[1:]))))
         first = list(map(sub, last, sizes))
-        return cls(starts, ends, first, last, measure_text, join_error)
+        return cls(starts, ends, first, last, measure_text, join_error, monotone)
 
     @classmethod
     def of(
@@ -128,7 +148,7 @@ class RunSizes:
         bounds = [p for span in spans for p in span]
         counts = unit.running(text, bounds)
         if counts is not None:  # additive: exact from offsets
-            return cls(starts, ends, counts[0::2], counts[1::2])
+            return cls(starts, ends, counts[0::2], counts[1::2], monotone=True)
         if measure_text is None:
             size = unit.size
 
@@ -199,6 +219,7 @@ def pack_runs(
     """
     first, last, measure = sizes.first, sizes.last, sizes.measure
     verify = verify and not sizes.exact
+    leap = sizes.monotone and joinable is None
     stops = [*alone, len(last) if hi is None else hi]
     # Estimates are inlined as last[b] - first[a]: this loop is the hot path of the
     # recursive strategy.
@@ -211,6 +232,8 @@ def pack_runs(
             base = floor_size - last[floor]
             j = floor
             room = limit - base
+            if leap:  # thousands of words to a chunk: bisect rather than step
+                j = max(j, bisect_right(last, room, j + 1, stop) - 1)
             while j + 1 < stop and last[j + 1] <= room and (joinable is None or joinable(i, j + 1)):
                 j += 1
             n = base + last[j]

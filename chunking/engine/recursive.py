@@ -16,18 +16,26 @@ sits in the source. Two differences, both so that the size limit holds exactly:
   the source had several in a row; here a chunk is always a slice of the source.
 - With ``strip_whitespace=False`` LangChain can return a chunk of whitespace alone;
   :func:`~chunking.model.build_chunks` drops such pieces for every strategy.
+
+Speed: literal separators are found once per region with numpy (:class:`Occurrences`);
+pieces are measured a level at a time through the unit's
+:meth:`~chunking.units.Sizer.span_sizes` (for cl100k tokens, read from one encoding of
+the region); a chunk grows by bisection over its pieces' running sizes.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from itertools import pairwise
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from itertools import compress
+from operator import itemgetter
 from types import MappingProxyType
 from typing import Any
 
+import numpy as np
+
 from ..model import UNSPLITTABLE, Piece
-from ..units import Measures, as_sizer
+from ..units import Measures, Positions, SpanSizes, as_sizer
 from .packing import RunSizes, SplitOversized, pack_runs
 from .spans import strip_span
 
@@ -38,6 +46,10 @@ LANGCHAIN_SEPARATORS = ("\n\n", "\n", " ", "")
 KEEP_CHOICES = ("start", "end", "none")
 
 Span = tuple[int, int, str, bool]
+#: A part of the text still to split, and the separators left to split it with.
+Segment = tuple[int, int, list[str]]
+#: Offsets into the text, as a numpy array of integers.
+Offsets = np.ndarray
 
 
 class RecursiveSplitter:
@@ -67,128 +79,137 @@ class RecursiveSplitter:
         self.separators = list(separators) or [""]
         self.keep = keep_separator
         self.strip = strip_whitespace
-        self._patterns = {
-            s: re.compile(s if is_separator_regex else re.escape(s)) for s in self.separators if s
-        }
-        # An additive unit with kept separators: pieces are contiguous and a run of
-        # pieces measures from running counts at the cuts (for characters, the cut
-        # offsets themselves), so merging needs only the cut positions.
-        self._contiguous = sizer.additive and keep_separator != "none"
-        self.count = sizer.size
-        self._literal = not is_separator_regex
+        self._patterns = (
+            {s: re.compile(s) for s in self.separators if s} if is_separator_regex else None
+        )
+        # Characters with kept separators: pieces are contiguous and a run's size is
+        # the distance between its offsets (``running`` gives the offsets back), so
+        # merging needs only the cut positions.
+        probe = [0, 1]
+        self._offsets = keep_separator != "none" and sizer.running(" ", probe) is probe
+        # What ``split`` sets up for its region: span sizes, separator positions.
+        self._measure: SpanSizes | None = None
+        self._found: Occurrences | None = None
 
     # -- splitting --------------------------------------------------------------------
 
-    def split(self, lo: int = 0, hi: int | None = None) -> list[Span]:
+    def split(self, lo: int = 0, hi: int | None = None) -> tuple[list[Span], list[int]]:
+        """The spans of ``text[lo:hi]`` and each one's size, measured on its own text.
+
+        LangChain recurses into each piece too big for the limit as it meets it; the
+        same splits are made here level by level (every big piece of one level is split
+        before the next level), so that the pieces of a whole level are measured in
+        one call: the spans, put back in order of their starts, are the same.
+        """
         hi = len(self.text) if hi is None else hi
-        return self._split(lo, hi, self.separators)
+        self._measure = self.sizer.span_sizes(self.text, lo, hi)
+        if self._patterns is None:
+            self._found = Occurrences(self.text, lo, hi)
+        spans: list[Span] = []
+        level: list[Segment] = [(lo, hi, self.separators)]
+        while level:
+            cut = [self._cut(*segment) for segment in level]
+            sizes = None  # characters: the sizes are the offsets
+            if not self._offsets:
+                starts, ends = (np.concatenate([c[k] for c in cut]) for k in (2, 3))
+                sizes = self._sizes(starts, ends)
+            level, first = [], 0
+            for separator, rest, at, until in cut:
+                last = first + len(at)
+                some = None if sizes is None else sizes[first:last]
+                level += self._merge(
+                    *self._runs(separator, at, until, some), separator, rest, spans
+                )
+                first = last
+        spans.sort(key=itemgetter(0))  # stable: a segment's own spans keep their order
+        return spans, self._sizes([s[0] for s in spans], [s[1] for s in spans])
 
-    def _split(self, lo: int, hi: int, separators: list[str]) -> list[Span]:
-        segment = self.text[lo:hi]
-        separator = separators[-1]
-        rest: list[str] = []
-        for i, sep in enumerate(separators):
-            if not sep:
-                separator = sep
-                break
-            if self._patterns[sep].search(segment):
-                separator = sep
-                rest = separators[i + 1 :]
-                break
+    @property
+    def region_sizes(self) -> SpanSizes:
+        """Sizes of spans of the region last split."""
+        assert self._measure is not None, "split() sets the region up"
+        return self._measure
 
-        if self._contiguous:
-            return self._split_contiguous(segment, lo, separator, rest)
-        if self._literal and separator:
-            spans, lengths = self._literal_pieces(segment, lo, separator)
-        else:
-            spans = self._pieces(segment, lo, separator)
-            count, text = self.count, self.text
-            lengths = [count(text[a:b]) for a, b in spans]
+    def _sizes(self, starts: Positions, ends: Positions) -> list[int]:
+        return self.region_sizes(starts, ends)
+
+    def _cut(
+        self, lo: int, hi: int, separators: list[str]
+    ) -> tuple[str, list[str], Offsets, Offsets]:
+        """The separator ``text[lo:hi]`` is split at, those left after it, and the
+        starts and ends of its pieces."""
+        separator, rest, found = self._separator(lo, hi, separators)
+        return separator, rest, *self._pieces(lo, hi, separator, found)
+
+    def _runs(
+        self, separator: str, at: Offsets, until: Offsets, sizes: list[int] | None
+    ) -> tuple[RunSizes, Sequence[int]]:
+        """The run sizes of the pieces of one split, and which pieces are big."""
+        starts, ends = at.tolist(), until.tolist()
+        if sizes is None:
+            # Characters: no piece is empty, so nothing fits beside a piece of ``size``
+            # or more: the packing loop leaves it alone unasked.
+            return RunSizes(starts, ends, starts, ends, monotone=True), ()
         merge_sep = "" if self.keep != "none" else separator
-        sep_len = self.count(merge_sep) if merge_sep else 0
-        big = [k for k, n in enumerate(lengths) if n >= self.size]
-        return self._merge(RunSizes.from_sizes(spans, lengths, sep_len), big, separator, rest)
+        runs = RunSizes.from_bounds(starts, ends, sizes, self.sizer.size(merge_sep))
+        # the pieces with ``size <= n``, filtered in C: there can be a piece per word
+        return runs, list(compress(range(len(sizes)), map(self.size.__le__, sizes)))
 
-    def _split_contiguous(
-        self, segment: str, lo: int, separator: str, rest: list[str]
-    ) -> list[Span]:
-        """``_split`` for contiguous pieces of an additive unit, on cut positions."""
-        hi = lo + len(segment)
-        if not separator:
-            cuts = list(range(lo, hi + 1))
-        else:
-            matches = self._patterns[separator].finditer(segment)
-            at = [m.end() for m in matches] if self.keep == "end" else [m.start() for m in matches]
-            cuts = [lo]
-            for a in at:
-                if a and a + lo != cuts[-1]:
-                    cuts.append(a + lo)
-            if cuts[-1] != hi:
-                cuts.append(hi)
-        counts = self.sizer.running(self.text, cuts) or cuts
-        ends = cuts[1:]
-        if counts is cuts:  # characters: no piece is empty, nothing fits beside a big one
-            return self._merge(RunSizes(cuts, ends, cuts, ends), (), separator, rest)
-        size, last = self.size, counts[1:]
-        big = [k for k in range(len(ends)) if last[k] - counts[k] >= size]
-        return self._merge(RunSizes(cuts, ends, counts, last), big, separator, rest)
+    def _separator(
+        self, lo: int, hi: int, separators: list[str]
+    ) -> tuple[str, list[str], Offsets | list[re.Match[str]]]:
+        """The first separator found in ``text[lo:hi]``, those after it, and where it
+        occurs (offsets of a literal separator, else the regular expression's matches)."""
+        for i, sep in enumerate(separators):
+            if not sep:  # between characters
+                return "", [], []
+            found: Offsets | list[re.Match[str]]
+            if self._found is not None:
+                found = self._found.within(sep, lo, hi)
+            else:
+                assert self._patterns is not None
+                found = list(self._patterns[sep].finditer(self.text[lo:hi]))
+            if len(found):
+                return sep, separators[i + 1 :], found
+        # none found: the last one, which leaves the text whole, as in LangChain
+        return separators[-1], [], np.empty(0, np.int64)
 
-    def _literal_pieces(
-        self, segment: str, lo: int, separator: str
-    ) -> tuple[list[tuple[int, int]], list[int]]:
-        """``_pieces`` for a literal separator, with ``str.split``; also their sizes."""
-        parts = segment.split(separator)
-        if self.keep == "start":
-            texts = [parts[0], *(separator + part for part in parts[1:])]
-        elif self.keep == "end":
-            texts = [*(part + separator for part in parts[:-1]), parts[-1]]
+    def _pieces(
+        self, lo: int, hi: int, separator: str, found: Offsets | list[re.Match[str]]
+    ) -> tuple[Offsets, Offsets]:
+        """The starts and ends of the non-empty pieces of ``text[lo:hi]`` at
+        ``separator``, as ``str.split`` (or ``re.split``) would cut it."""
+        if not separator:  # between characters
+            return np.arange(lo, hi), np.arange(lo + 1, hi + 1)
+        if isinstance(found, np.ndarray):
+            at, after = found, found + len(separator)
+            dropped = [separator]
         else:
-            if not separator.isspace():
-                raise dropping_text_error(separator)
-            texts = parts
-        gap = len(separator) if self.keep == "none" else 0
-        spans = []
-        start = lo
-        for piece in texts:
-            end = start + len(piece)
-            if end > start:
-                spans.append((start, end))
-            start = end + gap
-        texts = [piece for piece in texts if piece]
-        return spans, list(map(self.count, texts))
-
-    def _pieces(self, segment: str, lo: int, separator: str) -> list[tuple[int, int]]:
-        """The non-empty pieces of ``segment`` split at ``separator`` (absolute offsets)."""
-        if not separator:
-            return [(lo + i, lo + i + 1) for i in range(len(segment))]
-        matches = self._patterns[separator].finditer(segment)
-        if self.keep == "none":
-            bounds = [0]
-            for m in matches:
-                if m.group() and not m.group().isspace():
-                    raise dropping_text_error(m.group())
-                bounds += (m.start(), m.end())
-            bounds.append(len(segment))
-            spans = list(zip(bounds[::2], bounds[1::2], strict=True))
-        else:
-            cuts = [m.end() if self.keep == "end" else m.start() for m in matches]
-            spans = list(pairwise([0, *cuts, len(segment)]))
-        return [(lo + a, lo + b) for a, b in spans if b > a]
+            at = np.array([m.start() for m in found], np.int64) + lo
+            after = np.array([m.end() for m in found], np.int64) + lo
+            dropped = [m.group() for m in found if m.group()]
+        if self.keep != "none":
+            cuts = after if self.keep == "end" else at
+            # matches of a regular expression may be empty and touch: no empty piece
+            return _cut(lo, hi, cuts if dropped == [separator] else np.unique(cuts))
+        for text in dropped:
+            if not text.isspace():
+                raise dropping_text_error(text)
+        return _between(lo, hi, at, after)
 
     def _merge(
-        self, runs: RunSizes, big: Sequence[int], separator: str, rest: list[str]
-    ) -> list[Span]:
-        """LangChain's merge of the pieces of one split: pack the pieces up to ``size`` on
-        the summed estimate, keeping up to ``overlap`` of each chunk's tail. A piece of
-        ``size`` or more (listed in ``big``, unless no piece has size 0, when the loop
-        leaves it on its own anyway since nothing fits beside it) is split with the
+        self, runs: RunSizes, big: Sequence[int], separator: str, rest: list[str], out: list[Span]
+    ) -> list[Segment]:
+        """LangChain's merge of the pieces of one split into ``out``: pack the pieces up
+        to ``size`` on the summed estimate, keeping up to ``overlap`` of each chunk's tail.
+        A piece of ``size`` or more (listed in ``big``) is returned, to be split with the
         ``rest`` of the separators, or kept whole when none is left."""
-        out: list[Span] = []
+        deeper: list[Segment] = []
         starts, ends, size, text, strip = runs.starts, runs.ends, self.size, self.text, self.strip
         for i, j, n in pack_runs(runs, size, verify=False, overlap_size=self.overlap, alone=big):
             if n >= size and i == j:  # a big piece
                 if rest:
-                    out.extend(self._split(starts[i], ends[i], rest))
+                    deeper.append((starts[i], ends[i], rest))
                 else:
                     out.append((starts[i], ends[i], separator, True))
                 continue
@@ -197,26 +218,97 @@ class RecursiveSplitter:
                 start, end = strip_span(text, start, end)
             if end > start:
                 out.append((start, end, separator, False))
-        return out
+        return deeper
 
 
-def fit_span(text: str, start: int, end: int, sizer: Measures, limit: int) -> Iterator[Piece]:
+def _cut(lo: int, hi: int, cuts: Offsets) -> tuple[Offsets, Offsets]:
+    """The non-empty pieces of ``[lo, hi)`` cut at the sorted ``cuts`` (``lo`` to
+    ``hi`` included, as found inside it)."""
+    if len(cuts) and cuts[0] == lo:
+        cuts = cuts[1:]
+    if len(cuts) and cuts[-1] == hi:
+        cuts = cuts[:-1]
+    bounds = np.concatenate(([lo], cuts, [hi]))
+    return bounds[:-1], bounds[1:]
+
+
+def _between(lo: int, hi: int, at: Offsets, after: Offsets) -> tuple[Offsets, Offsets]:
+    """The non-empty pieces of ``[lo, hi)`` between separators found at ``at`` (each
+    ending at ``after``): ``keep_separator="none"``."""
+    starts = np.concatenate(([lo], after))
+    ends = np.concatenate((at, [hi]))
+    keep = ends > starts
+    return starts[keep], ends[keep]
+
+
+class Occurrences:
+    """Where literal separators occur in ``text[lo:hi]``, found once per separator for
+    the whole region with numpy: scanning each piece again with a regular expression
+    was the splitter's hot spot (a word separator matches every few characters)."""
+
+    def __init__(self, text: str, lo: int, hi: int) -> None:
+        self.lo = lo
+        self.points = np.frombuffer(text[lo:hi].encode("utf-32-le"), np.uint32)
+        self._starts: dict[str, np.ndarray] = {}
+
+    def starts(self, separator: str) -> np.ndarray:
+        """The start of every occurrence, overlapping ones included."""
+        found = self._starts.get(separator)
+        if found is None:
+            points, n = self.points, max(len(self.points) - len(separator) + 1, 0)
+            match = np.ones(n, bool)
+            for k, char in enumerate(separator):
+                match &= points[k : k + n] == ord(char)
+            found = self._starts[separator] = np.flatnonzero(match) + self.lo
+        return found
+
+    def within(self, separator: str, lo: int, hi: int) -> np.ndarray:
+        """Starts of the occurrences inside ``text[lo:hi]`` that ``str.split`` and
+        ``re.finditer`` find: the leftmost ones that do not overlap."""
+        at = self.starts(separator)
+        width = len(separator)
+        first, stop = np.searchsorted(at, (lo, hi - width + 1)).tolist()
+        at = at[first:stop]
+        if width > 1 and len(at) > 1 and (np.diff(at) < width).any():
+            kept, end = [], lo
+            for a in at.tolist():
+                if a >= end:
+                    kept.append(a)
+                    end = a + width
+            at = np.array(kept, np.int64)
+        return at
+
+
+def fit_span(
+    text: str,
+    start: int,
+    end: int,
+    sizer: Measures,
+    limit: int,
+    measure: Callable[[int, int], int] | None = None,
+) -> Iterator[Piece]:
     """Cut ``text[start:end]`` into spans of at most ``limit``, preferring whitespace.
 
     The slow, exact path for the rare span whose re-measured size is over the limit.
+    ``measure(a, b)``, when given, is the size of ``text[a:b]`` (a caller's faster way).
     """
+    if measure is None:
+
+        def measure(a: int, b: int) -> int:
+            return sizer.size(text[a:b])
+
     while start < end:
-        if sizer.size(text[start:end]) <= limit:
+        if measure(start, end) <= limit:
             yield Piece(start, end, {"boundary": "size"})
             return
         lo, hi = start + 1, end  # largest cut with size <= limit, by bisection
-        if sizer.size(text[start:lo]) > limit:
+        if measure(start, lo) > limit:
             yield Piece(start, lo, {"boundary": "size", "flags": [UNSPLITTABLE]})
             start, _ = strip_span(text, lo, end)
             continue
         while lo < hi:
             mid = (lo + hi + 1) // 2
-            if sizer.size(text[start:mid]) <= limit:
+            if measure(start, mid) <= limit:
                 lo = mid
             else:
                 hi = mid - 1
@@ -237,26 +329,25 @@ def recursive_pieces(
     :data:`~chunking.model.UNSPLITTABLE` when no separator is left. Metadata:
     ``boundary == "separator"`` and the ``separator`` used."""
     limit = splitter.size
-    # Contiguous pieces of an additive unit: the merge's sizes are exact, so every
-    # merged span fits; only a piece no separator could split needs measuring.
-    exact = splitter._contiguous
     shared: dict[str, Mapping[str, Any]] = {}  # one read-only metadata per separator
-    for start, end, separator, whole in splitter.split(lo, hi):
+    spans, sizes = splitter.split(lo, hi)
+    of_region = splitter.region_sizes
+
+    def measure(a: int, b: int) -> int:
+        return of_region([a], [b])[0]
+
+    for (start, end, separator, whole), n in zip(spans, sizes, strict=True):
         meta = shared.get(separator)
         if meta is None:
             meta = shared[separator] = MappingProxyType(
                 {"boundary": "separator", "separator": separator}
             )
-        if exact and not whole:
-            yield Piece(start, end, meta)
-            continue
-        n = sizer.size(text[start:end])
         if n <= limit:
             yield Piece(start, end, meta, n)
         elif whole:
             yield Piece(start, end, {**meta, "flags": [UNSPLITTABLE]}, n)
         else:
-            yield from fit_span(text, start, end, sizer, limit)
+            yield from fit_span(text, start, end, sizer, limit, measure)
 
 
 def recursive_split(text: str, sizer: Measures, size: int) -> SplitOversized:
