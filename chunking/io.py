@@ -7,6 +7,13 @@ says what to do about it.
 The returned :attr:`Document.text` is the text *as read*: line endings are not
 normalised and markup is not stripped, so chunk offsets always refer to this exact
 string. Only a leading byte-order mark is removed.
+
+PDF and DOCX have no text of their own: their text is extracted, and offsets refer to
+the extracted text. In a DOCX, paragraphs styled as headings ("Title", "Heading 1" to
+"Heading 9", or a style based on one) become Markdown ATX headings in that text:
+``"# Title"``, ``"## Heading 2"`` (levels over 6 count as 6), so that the
+Markdown-aware strategies (markdown, hierarchy, the recommender) see the document's
+structure with exact offsets.
 """
 
 from __future__ import annotations
@@ -26,7 +33,9 @@ from typing import TYPE_CHECKING
 from .model import Chunk
 
 if TYPE_CHECKING:
+    from docx.styles.style import BaseStyle
     from docx.table import Table
+    from docx.text.paragraph import Paragraph
 
 MAX_BYTES_DEFAULT = 50 * 1024 * 1024
 
@@ -553,21 +562,23 @@ def _pdf_page_texts(data: bytes, name: str) -> list[str]:
 
 
 def _read_docx(data: bytes, name: str) -> Document:
-    """Paragraph and table text in document order, blocks joined by a blank line."""
-    blocks = [block for block in _docx_blocks(data, name) if block.strip()]
+    """Paragraph and table text in document order, blocks joined by a blank line;
+    headings as Markdown headings (see the module docstring)."""
+    blocks = _docx_blocks(data, name)
     if not blocks:
         raise DocumentError(f"{name} contains no text; nothing to chunk")
     return Document(text="\n\n".join(blocks), name=name, kind="docx", encoding=None)
 
 
 def _docx_blocks(data: bytes, name: str) -> list[str]:
+    """The text of every paragraph and table that has some, in document order."""
     import docx
     from docx.table import Table
 
     try:
         document = docx.Document(io.BytesIO(data))
-        return [
-            _table_text(item) if isinstance(item, Table) else item.text
+        blocks = [
+            _table_text(item) if isinstance(item, Table) else _paragraph_text(item)
             for item in document.iter_inner_content()
         ]
     except Exception as exc:  # python-docx raises zip, XML and key errors on damage
@@ -575,6 +586,39 @@ def _docx_blocks(data: bytes, name: str) -> list[str]:
             f"{name} could not be read as a Word document ({type(exc).__name__}); "
             "the file may be damaged or not a real .docx, try re-saving it from Word"
         ) from exc
+    return [block for block in blocks if block.strip()]
+
+
+_HEADING_STYLE = re.compile(r"heading\s*([1-9])", re.IGNORECASE)
+#: Styles followed up their ``based on`` chain before giving up (Word allows cycles
+#: in damaged files).
+_STYLE_DEPTH = 8
+
+
+def _heading_level(style: BaseStyle | None) -> int | None:
+    """The Markdown level of a paragraph style: 1 for "Title" and "Heading 1", N for
+    "Heading N" (at most 6), the level of the style it is based on for a custom style,
+    None for any other."""
+    for _ in range(_STYLE_DEPTH):
+        if style is None:
+            return None
+        names = (style.name or "", style.style_id or "")
+        if any(n.lower() == "title" for n in names):
+            return 1
+        for n in names:
+            match = _HEADING_STYLE.fullmatch(n.strip())
+            if match:
+                return min(int(match.group(1)), 6)
+        style = getattr(style, "base_style", None)  # only paragraph styles have one
+    return None
+
+
+def _paragraph_text(paragraph: Paragraph) -> str:
+    """A paragraph's text; a heading's on one line after ``#`` marks of its level."""
+    level = _heading_level(paragraph.style)
+    if level is None or not paragraph.text.strip():
+        return paragraph.text
+    return f"{'#' * level} {' '.join(paragraph.text.split())}"
 
 
 def _table_text(table: Table) -> str:

@@ -12,6 +12,7 @@ import pytest
 
 import chunking
 import chunking.io
+from chunking import Config, run
 from chunking.io import (
     MAX_BYTES_DEFAULT,
     SUPPORTED_EXTENSIONS,
@@ -20,6 +21,7 @@ from chunking.io import (
     read_bytes,
     read_path,
 )
+from tests.invariants import check_invariants
 
 SAMPLE_DOCS = Path(__file__).resolve().parent.parent / "sample_docs"
 
@@ -445,11 +447,58 @@ def test_docx_paragraphs_and_tables_in_document_order(tmp_path: Path) -> None:
     assert doc.kind == "docx"
     assert doc.encoding is None
     assert doc.text == (
-        "Quarterly Report\n\n"
+        "# Quarterly Report\n\n"
         "Revenue grew in every region.\n\n"
         "Region | Growth\nNorth | 12%\n\n"
         "Closing remarks after the table."
     )
+
+
+def _docx_with_headings() -> bytes:
+    import docx
+    from docx.enum.style import WD_STYLE_TYPE
+
+    document = docx.Document()
+    document.add_heading("Annual Report", level=0)  # the "Title" style
+    document.add_heading("Results", level=1)
+    document.add_paragraph("Revenue grew in every region.")
+    document.add_heading("North\nand east", level=2)  # a line break inside a heading
+    document.add_paragraph("Up 12% on last year.")
+    custom = document.styles.add_style("Region Heading", WD_STYLE_TYPE.PARAGRAPH)
+    custom.base_style = document.styles["Heading 3"]
+    document.add_paragraph("South", style=custom)
+    document.add_paragraph("Flat.")
+    document.add_heading("Footnote level", level=9)
+    document.add_heading("   ", level=2)  # an empty heading is dropped like any block
+    document.add_paragraph("Plain text, not a heading.", style="Body Text")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def test_docx_headings_become_markdown_headings() -> None:
+    doc = read_bytes(_docx_with_headings(), "annual.docx")
+    assert doc.text == (
+        "# Annual Report\n\n"
+        "# Results\n\n"
+        "Revenue grew in every region.\n\n"
+        "## North and east\n\n"
+        "Up 12% on last year.\n\n"
+        "### South\n\n"
+        "Flat.\n\n"
+        "###### Footnote level\n\n"
+        "Plain text, not a heading."
+    )
+
+
+def test_markdown_strategies_see_docx_headings_with_exact_offsets() -> None:
+    doc = read_bytes(_docx_with_headings(), "annual.docx")
+    config = Config.create("markdown", size=50, unit="tokens", levels=3)
+    chunks = run(doc.text, config)
+    check_invariants(doc.text, chunks, config)
+    paths = {c.text.splitlines()[0]: c.metadata["header_path"] for c in chunks}
+    assert paths["## North and east"] == ["Results", "North and east"]
+    assert paths["### South"] == ["Results", "North and east", "South"]
 
 
 def test_docx_without_text() -> None:

@@ -567,3 +567,11 @@ def test_random_text_keeps_the_invariants(
     assert len({(c.start, c.end) for c in chunks if "level" not in c.metadata}) == len(
         [c for c in chunks if "level" not in c.metadata]
     )
+
+
+def test_sentence_packing_keeps_a_numbered_heading_with_its_number() -> None:
+    # Regression: "1." was a sentence of its own, so a chunk could end with it and the
+    # heading start the next one: ["Intro. 1.", "Source Code.", ...].
+    text = "Intro. 1. Source Code. Body text."
+    chunks = chunk(text, "sentence", size=15, unit="chars")
+    assert [c.text for c in chunks] == ["Intro.", "1. Source Code.", "Body text."]

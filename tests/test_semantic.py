@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,9 @@ import chunking.splitters.semantic.methods as methods
 from chunking import Config
 from chunking.embedding.models import Embedder, HashEmbedder, embed_chunks, get_embedder
 from chunking.engine.spans import sentence_spans
+from chunking.splitters.sentences import sentences
 from chunking.units import get_sizer
+from tests.conftest import SAMPLE_DOCS
 from tests.invariants import check_invariants
 
 TOPICS = [
@@ -398,6 +401,7 @@ def test_chunk_api_with_the_real_model(minilm: Embedder) -> None:
         buffer_size=0,
         unit="chars",
         max_size=10**6,
+        min_size=0,
         model="all-MiniLM-L6-v2",
     )
     assert [c.text for c in chunks] == [" ".join(t) for t in TOPICS]
@@ -547,3 +551,55 @@ def test_topic_chunks_are_more_cohesive_than_mixed_ones(
     assert "target band 0.3-0.7" in report.summary()
     spread = sem.mean_pairwise_similarity(embed_chunks(topical, minilm).vectors)
     assert spread < sem.mean_pairwise_similarity(embed_chunks(mixed, minilm).vectors)
+
+
+NUMBERED = (
+    "Terms and conditions.\n\n"
+    "1. Source Code.\n"
+    "The source code for a work means the preferred form. 2. Basic Permissions. "
+    "All rights are granted.\n\n"
+    "Scope.\n"
+    "IV. Roman heading. Text follows.\n"
+    "a) Lettered item. More text."
+)
+#: A sentence that is only a heading number or list marker.
+MARKER_ALONE = re.compile(r"\(?(?:\d+(?:\.\d+)*|[IVXLCDMivxlcdm]+|[A-Za-z])[.)]")
+
+
+def test_numbered_headings_stay_with_their_text() -> None:
+    # Regression: Bling Fire cut "1. Source Code." into "1." and "Source Code.", and
+    # left "IV." at the end of the previous line's sentence.
+    found = [NUMBERED[a:b] for a, b in sentences(NUMBERED)]
+    for heading in ("1. Source Code.", "2. Basic Permissions.", "IV. Roman heading."):
+        assert heading in found
+    assert "Scope." in found
+    assert "a) Lettered item." in found
+    assert not any(MARKER_ALONE.fullmatch(s) for s in found)
+    analysis = sem.analyze(NUMBERED, embedder="hash", buffer_size=0)
+    assert [NUMBERED[a:b] for a, b in analysis.sentences] == found
+
+
+def test_a_marker_never_joins_across_a_blank_line() -> None:
+    text = "First part ends here. 3.\n\nNext paragraph."
+    found = [text[a:b] for a, b in sentences(text)]
+    assert found[-1] == "Next paragraph."
+
+
+def test_the_default_minimum_is_a_tenth_of_the_maximum() -> None:
+    assert chunking.get_strategy("semantic").param("min_size").default == sem.AUTO_MIN_SIZE
+    assert sem.resolve_min_size(sem.AUTO_MIN_SIZE, 512) == 52
+    assert sem.resolve_min_size(sem.AUTO_MIN_SIZE, 1) == 0
+    assert sem.resolve_min_size(7, 512) == 7
+    # The automatic minimum never conflicts with a small maximum.
+    assert Config.create("semantic", max_size=5).params["min_size"] == sem.AUTO_MIN_SIZE
+
+
+@pytest.mark.slow
+def test_the_default_configuration_leaves_no_tiny_chunk(minilm: Embedder) -> None:
+    text = (SAMPLE_DOCS / "long_essay.txt").read_text(encoding="utf-8")
+    spec = chunking.get_strategy("semantic")
+    floor = sem.resolve_min_size(spec.param("min_size").default, spec.defaults()["max_size"])
+    without = chunking.chunk(text, "semantic", min_size=0)
+    assert min(c.size for c in without) < floor  # the cuts this default guards against
+    chunks = chunking.chunk(text, "semantic")
+    assert min(c.size for c in chunks) >= floor

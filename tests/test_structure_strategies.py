@@ -14,6 +14,7 @@ import chunking.splitters.html
 import chunking.splitters.markdown
 from chunking import Chunk
 from chunking.splitters import code as code_module
+from chunking.splitters import html as html_module
 from chunking.splitters.code import detect_language
 
 SAMPLE_DOCS = Path(__file__).resolve().parent.parent / "sample_docs"
@@ -30,7 +31,7 @@ def check_invariants(text: str, chunks: list[Chunk], limit: int, unit: str) -> N
         assert c.start >= previous
         previous = c.start
         assert c.text.strip()
-        assert c.size == sizer.size(c.text)
+        assert c.size == sizer.size(c.metadata.get("visible_text", c.text))
         assert c.size <= limit or any(f.startswith("over limit:") for f in c.flags)
         covered[c.start : c.end] = b"\x01" * (c.end - c.start)
     missed = [ch for ch, hit in zip(text, covered, strict=True) if not hit and not ch.isspace()]
@@ -352,6 +353,48 @@ def test_html_script_that_fits_is_kept_whole() -> None:
 def test_html_malformed_input_does_not_crash(text: str, size: int) -> None:
     chunks = chunking.chunk(text, "html", size=size, unit="chars")
     check_invariants(text, chunks, size, "chars")
+
+
+def test_visible_text_is_what_a_reader_sees() -> None:
+    markup = (
+        '<div class="card"><p>Caf&eacute; <b>menu</b>&nbsp;for\n  today</p>'
+        "<script>var x = '<p>no</p>';</script><style>p { color: red }</style>"
+        "<!-- a comment --><ul><li>one</li><li>two<br>three</li></ul>"
+        '<a href="/x">link</a> text</div>'
+    )
+    assert html_module.visible_text(markup) == "Café menu for today\none\ntwo\nthree\nlink text"
+    assert html_module.visible_text("<div><span></span></div>") == ""
+
+
+def test_html_sizes_count_the_visible_text_and_offsets_the_markup() -> None:
+    attrs = " ".join(f'data-x{i}="{"v" * 20}"' for i in range(10))
+    text = f"<h1>Title</h1>\n<p {attrs}>{words(20, 'w')}</p>\n<h1>Next</h1>\n<p>End.</p>\n"
+    chunks = chunking.chunk(text, "html", size=200, unit="chars")
+    first = chunks[0]
+    assert len(first.text) > 200  # the markup alone is over the limit ...
+    assert first.metadata["visible_text"] == "Title\n" + words(20, "w")
+    assert first.size == len(first.metadata["visible_text"]) <= 200  # ... its text is not
+    assert first.text == text[first.start : first.end]
+    check_invariants(text, chunks, 200, "chars")
+    raw = chunking.chunk(text, "html", size=200, unit="chars", visible_text=False)
+    assert len(raw) > len(chunks)
+    assert all("visible_text" not in c.metadata and c.size == len(c.text) for c in raw)
+
+
+def test_embedding_text_is_the_visible_text_when_there_is_one() -> None:
+    html_chunk = chunking.chunk("<h1>A</h1><p>b &amp; c</p>", "html", size=50)[0]
+    assert html_module.embedding_text(html_chunk) == "A\nb & c"
+    plain = chunking.chunk("Plain text.", "recursive", size=50)[0]
+    assert html_module.embedding_text(plain) == "Plain text."
+
+
+def test_permalink_marks_are_not_part_of_header_paths() -> None:
+    text = (
+        '<h1>Guide<a class="headerlink" href="#guide">\u00b6</a></h1><p>Intro.</p>'
+        '<h2>Install <a class="headerlink" href="#install">&para;</a></h2><p>Run it.</p>'
+    )
+    chunks = chunking.chunk(text, "html", size=100, unit="chars")
+    assert [c.metadata["header_path"] for c in chunks] == [["Guide"], ["Guide", "Install"]]
 
 
 # --- code ----------------------------------------------------------------------------

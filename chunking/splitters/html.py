@@ -14,10 +14,21 @@ a tag, a comment or a ``<script>``/``<style>`` element that fits the limit on it
 
 Positions come from Python's ``html.parser``, which accepts malformed markup and plain
 text: a document it cannot make sense of is simply one section.
+
+**Visible text** (``visible_text=True``, the default): sizes are measured on the text
+a reader sees (:func:`visible_text`: tags, comments, ``<script>`` and ``<style>``
+elements left out, entities decoded, whitespace collapsed, a line break at each block,
+heading and item tag), so that markup neither counts toward the limit nor crowds out
+the words. Offsets, and ``chunk.text``, still are the raw source; ``chunk.size`` is the
+size of the visible text, which each chunk carries as ``metadata["visible_text"]``.
+That text is what to embed, search and check for sentence ends
+(:func:`embedding_text`). With ``visible_text=False`` sizes count the markup, as
+they did before the mode existed.
 """
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -25,8 +36,8 @@ from html.parser import HTMLParser
 from typing import Any
 
 from ..engine.sections import LINES, WORDS, Atomic, FixedCuts, SpanSplitter
-from ..model import Piece
-from ..params import Strategy, overlap_below_size, overlap_param, size_param, unit_param
+from ..model import Chunk, Piece
+from ..params import Param, Strategy, overlap_below_size, overlap_param, size_param, unit_param
 from ..units import Sizer
 from .markdown import Heading, levels_param, sections
 
@@ -40,6 +51,11 @@ BLOCK_TAGS = frozenset(
 )
 ITEM_TAGS = frozenset(("li", "tr", "td", "th", "dt", "dd", "br", "option", "caption", "summary"))
 RAW_TEXT_TAGS = frozenset({"script", "style"})
+#: Tags that start a new line of visible text (the others, such as ``<a>`` or
+#: ``<b>``, sit inside a line).
+LINE_TAGS = frozenset((*HEADINGS, *BLOCK_TAGS, *ITEM_TAGS, "html", "head", "title"))
+#: Permalink marks that documentation generators (Sphinx, MkDocs) put in headings.
+PERMALINK_MARKS = re.compile("[\u00b6]")
 
 
 @dataclass
@@ -72,7 +88,7 @@ class _Scanner(HTMLParser):
     def _close_heading(self) -> None:
         if self._heading is not None:
             offset, level = self._heading
-            title = " ".join("".join(self._title).split())
+            title = " ".join(PERMALINK_MARKS.sub(" ", "".join(self._title)).split())
             self.layout.headings.append(Heading(offset, level, title))
             self._heading, self._title = None, []
 
@@ -137,10 +153,77 @@ def html_layout(text: str) -> HtmlLayout:
     return scanner.finish()
 
 
+# --- the text a reader sees -----------------------------------------------------------
+
+_MARKUP = re.compile(
+    r"<!--.*?(?:-->|\Z)"  # a comment (unclosed: to the end)
+    r"|<(script|style)\b.*?(?:</\1\s*>|\Z)"  # a raw text element
+    r"|</?([A-Za-z][^\s/>]*)[^>]*(?:>|\Z)"  # a start or end tag
+    r"|<[!?][^>]*(?:>|\Z)",  # a declaration or processing instruction
+    re.DOTALL | re.IGNORECASE,
+)
+_SPACE_AROUND_BREAKS = re.compile(r" *\n[\n ]*")
+_WHITESPACE = re.compile(r"\s+")
+
+
+def visible_text(markup: str) -> str:
+    """The text of ``markup`` (HTML source, or a slice of it) as a browser shows it.
+
+    Tags are left out, a line break standing for each block, heading or item tag
+    (:data:`LINE_TAGS`); comments, declarations and ``<script>``/``<style>`` elements
+    are left out entirely; entities are decoded and runs of whitespace become one
+    space, as a browser renders them (``<pre>`` included, a simplification). The
+    result is stripped; markup alone gives ``""``.
+    """
+    parts: list[str] = []
+    at = 0
+    for m in _MARKUP.finditer(markup):
+        parts.append(_words(markup[at : m.start()]))
+        parts.append("\n" if (m.group(2) or "").lower() in LINE_TAGS else "")
+        at = m.end()
+    parts.append(_words(markup[at:]))
+    return _SPACE_AROUND_BREAKS.sub("\n", "".join(parts)).strip()
+
+
+def _words(source: str) -> str:
+    """Text between markup: entities decoded, each run of whitespace one space."""
+    return _WHITESPACE.sub(" ", html.unescape(source))
+
+
+def embedding_text(chunk: Chunk) -> str:
+    """What to embed, search or read for a chunk: its visible text when the strategy
+    measured one (HTML in visible-text mode), otherwise its text."""
+    return str(chunk.metadata.get("visible_text", chunk.text))
+
+
+class VisibleSizer(Sizer):
+    """A unit measured on the visible text of HTML source slices (see
+    :func:`visible_text`). Not additive: joining two slices can merge or drop
+    whitespace, so the engine measures real spans."""
+
+    def __init__(self, unit: Sizer) -> None:
+        self.unit = unit
+        self.name = unit.name
+        # Visible text is never longer than its source, so the unit's bound holds.
+        self.max_per_char = unit.max_per_char
+
+    def size(self, text: str) -> int:
+        return self.unit.size(visible_text(text))
+
+
+# --- the strategy ----------------------------------------------------------------------
+
+
 def html_pieces(
-    text: str, sizer: Sizer, size: int, overlap: int, max_level: int
+    text: str, sizer: Sizer, size: int, overlap: int, max_level: int, visible: bool = False
 ) -> Iterator[Piece]:
-    """The ``html`` strategy's pieces (see the module docstring)."""
+    """The ``html`` strategy's pieces (see the module docstring); ``visible`` measures
+    sizes on the visible text and adds it to each piece's metadata."""
+    if visible:
+        for p in html_pieces(text, VisibleSizer(sizer), size, overlap, max_level):
+            shown = visible_text(text[p.start : p.end])
+            yield p._replace(metadata={**p.metadata, "visible_text": shown})
+        return
     layout = html_layout(text)
     deeper = tuple(sorted(h.offset for h in layout.headings if h.level > max_level))
     blocks = FixedCuts("block", tuple(sorted(set(layout.blocks))))
@@ -156,18 +239,36 @@ def html_pieces(
         yield from splitter.split(s.start, s.end, meta)
 
 
+VISIBLE_TEXT = Param(
+    "visible_text",
+    bool,
+    True,
+    "Measure sizes on the text a reader sees (no tags, scripts, styles or comments; "
+    "entities decoded). Offsets and chunk texts stay the raw HTML; each chunk carries "
+    "its visible text (metadata visible_text), which is what to embed. Off: the markup "
+    "counts toward the size.",
+)
+
+
 def _html(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
-    return html_pieces(text, sizer, p["size"], p["overlap"], p["levels"])
+    return html_pieces(text, sizer, p["size"], p["overlap"], p["levels"], p["visible_text"])
 
 
 HTML = Strategy(
     "html",
     label="HTML sections",
     description="One chunk per heading section (<h1> to <h6>) of the raw HTML source, "
-    "with the heading texts as header path. Offsets refer to the markup itself. A "
-    "section over the size limit is split at block elements, items, lines and words, "
-    "never inside a tag or a <script>/<style> element that fits.",
-    params=(size_param(800), overlap_param(0), unit_param("tokens"), levels_param("heading")),
+    "with the heading texts as header path. Offsets refer to the markup itself; sizes "
+    "count the visible text (unless visible_text is off). A section over the size "
+    "limit is split at block elements, items, lines and words, never inside a tag or "
+    "a <script>/<style> element that fits.",
+    params=(
+        size_param(800),
+        overlap_param(0),
+        unit_param("tokens"),
+        levels_param("heading"),
+        VISIBLE_TEXT,
+    ),
     checks=(overlap_below_size,),
     split=_html,
 )

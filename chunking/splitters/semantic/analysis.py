@@ -1,7 +1,8 @@
 """Semantic chunking: cut where the meaning of consecutive sentences changes.
 
-1. The text is cut into sentences with exact offsets (:func:`chunking.engine.spans.sentence_spans`,
-   the segmenter of sentence packing).
+1. The text is cut into sentences with exact offsets
+   (:func:`chunking.splitters.sentences.sentences`, the segmenter of sentence packing,
+   which keeps "1." or "IV." with the heading it numbers).
 2. Each sentence is embedded together with ``buffer_size`` neighbours on each side.
 3. The distance series ``d[i] = 1 - cos(e[i], e[i + 1])`` between consecutive windows
    is computed once (:func:`analyze`).
@@ -39,10 +40,11 @@ import numpy as np
 from ...embedding.models import DEFAULT_BATCH_SIZE, Embedder, Progress, embed_chunks, get_embedder
 from ...engine.packing import RunSizes
 from ...engine.recursive import RecursiveSplitter, recursive_pieces
-from ...engine.spans import sentence_spans
 from ...model import Chunk, Piece, build_chunks
 from ...units import Sizer, get_sizer
+from ..sentences import sentences
 from .methods import (
+    AUTO_MIN_SIZE,
     FORMULA_METHODS,
     AutoChoice,
     check_threshold,
@@ -52,6 +54,10 @@ from .methods import (
     method_default,
 )
 
+#: The automatic minimum as a share of the maximum: the share under which the report
+#: calls a chunk tiny (:data:`chunking.report.TINY_RATIO`).
+MIN_SIZE_RATIO = 0.1
+
 #: The seed's target band for the mean pairwise similarity of chunk embeddings.
 COHESION_BAND = (0.3, 0.7)
 
@@ -59,6 +65,16 @@ SIMILARITY = "similarity"
 MAX_SIZE_SPLIT = "max-size split"
 STRUCTURAL = "structural"
 END = "end"
+
+
+def resolve_min_size(min_size: int, max_size: int) -> int:
+    """The minimum chunk size to apply: ``min_size`` itself, or for
+    :data:`AUTO_MIN_SIZE` a tenth of ``max_size`` rounded up (52 tokens for the default
+    512), below ``max_size``. Without a minimum the method's cuts leave chunks of one
+    short sentence or a heading alone (2-4 tokens), too small to retrieve on."""
+    if min_size != AUTO_MIN_SIZE:
+        return min_size
+    return min(math.ceil(max_size * MIN_SIZE_RATIO), max_size - 1)
 
 
 # --- cutting again at the weakest similarity ----------------------------------------
@@ -198,9 +214,11 @@ class SemanticAnalysis:
         max_size: int = 512,
         min_size: int = 0,
     ) -> SemanticResult:
-        """Cut the document with ``method``, then enforce the size bounds."""
+        """Cut the document with ``method``, then enforce the size bounds
+        (``min_size`` :data:`AUTO_MIN_SIZE`: see :func:`resolve_min_size`)."""
         if max_size < 1:
             raise ValueError(f"max_size must be at least 1; got {max_size}")
+        min_size = resolve_min_size(min_size, max_size)
         if not 0 <= min_size < max_size:
             raise ValueError(
                 f"min_size ({min_size}) must be at least 0 and below max_size ({max_size})"
@@ -404,7 +422,7 @@ def analyze(
         raise ValueError(f"buffer_size must be 0 or more; got {buffer_size}")
     if not isinstance(embedder, Embedder):
         embedder = get_embedder(embedder)
-    spans = sentence_spans(text) or [(0, len(text))]
+    spans = sentences(text) or [(0, len(text))]
     vectors = embedder.embed(
         window_texts(text, spans, buffer_size),
         batch_size=batch_size,
@@ -457,7 +475,7 @@ def chunk_cohesion(
     if not isinstance(embedder, Embedder):
         embedder = get_embedder(embedder)
     texts = [c if isinstance(c, str) else c.text for c in chunks]
-    groups = [[t[s:e] for s, e in sentence_spans(t)] or [t] for t in texts]
+    groups = [[t[s:e] for s, e in sentences(t)] or [t] for t in texts]
     vectors = embedder.embed([s for g in groups for s in g], **embed_options)
     out = np.empty(len(groups))
     at = 0

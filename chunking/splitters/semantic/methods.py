@@ -24,6 +24,9 @@ DEFAULT_THRESHOLDS: Mapping[str, float] = {
 SENTENCES_PER_CHUNK = 10
 #: Registry value of ``threshold`` meaning "the method's own default".
 METHOD_DEFAULT = -1.0
+#: Registry value of ``min_size`` meaning "a tenth of ``max_size``"
+#: (:func:`~chunking.splitters.semantic.analysis.resolve_min_size`).
+AUTO_MIN_SIZE = -1
 
 THRESHOLD_HELP = (
     "Its meaning depends on the method; -1 uses the method's default. similarity: the "

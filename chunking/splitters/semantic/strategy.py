@@ -9,11 +9,11 @@ from typing import Any
 from ...model import Piece
 from ...params import Param, Strategy, unit_param
 from ...units import Sizer
-from .methods import METHOD_DEFAULT, METHODS, THRESHOLD_HELP, check_threshold
+from .methods import AUTO_MIN_SIZE, METHOD_DEFAULT, METHODS, THRESHOLD_HELP, check_threshold
 
 
 def _check_params(p: Mapping[str, Any]) -> None:
-    if p["min_size"] >= p["max_size"]:
+    if p["min_size"] != AUTO_MIN_SIZE and p["min_size"] >= p["max_size"]:
         raise ValueError(
             f"min_size ({p['min_size']}) must be smaller than max_size ({p['max_size']}); "
             "lower min_size or raise max_size"
@@ -85,11 +85,11 @@ SEMANTIC = Strategy(
         Param(
             "min_size",
             int,
-            0,
+            AUTO_MIN_SIZE,
             "Smallest chunk, in the chosen unit; smaller ones are merged into their more "
-            "similar neighbour (0, the default, keeps every cut the method makes; about "
-            "50 tokens avoids one-sentence fragments).",
-            minimum=0,
+            "similar neighbour. -1, the default, is a tenth of max_size (52 tokens for "
+            "512), which avoids one-sentence fragments; 0 keeps every cut the method makes.",
+            minimum=AUTO_MIN_SIZE,
             maximum=1_000_000,
         ),
         Param(
