@@ -19,7 +19,6 @@ import chunking.splitters.semantic.methods as methods
 from chunking import Config
 from chunking.embedding.models import Embedder, HashEmbedder, embed_chunks, get_embedder
 from chunking.engine.spans import sentence_spans
-from chunking.splitters.sentences import sentences
 from chunking.units import get_sizer
 from tests.conftest import SAMPLE_DOCS
 from tests.invariants import check_invariants
@@ -569,7 +568,7 @@ MARKER_ALONE = re.compile(r"\(?(?:\d+(?:\.\d+)*|[IVXLCDMivxlcdm]+|[A-Za-z])[.)]"
 def test_numbered_headings_stay_with_their_text() -> None:
     # Regression: Bling Fire cut "1. Source Code." into "1." and "Source Code.", and
     # left "IV." at the end of the previous line's sentence.
-    found = [NUMBERED[a:b] for a, b in sentences(NUMBERED)]
+    found = [NUMBERED[a:b] for a, b in sentence_spans(NUMBERED)]
     for heading in ("1. Source Code.", "2. Basic Permissions.", "IV. Roman heading."):
         assert heading in found
     assert "Scope." in found
@@ -581,7 +580,7 @@ def test_numbered_headings_stay_with_their_text() -> None:
 
 def test_a_marker_never_joins_across_a_blank_line() -> None:
     text = "First part ends here. 3.\n\nNext paragraph."
-    found = [text[a:b] for a, b in sentences(text)]
+    found = [text[a:b] for a, b in sentence_spans(text)]
     assert found[-1] == "Next paragraph."
 
 

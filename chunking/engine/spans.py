@@ -11,6 +11,9 @@ from __future__ import annotations
 import re
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")
+#: A heading number or list marker on its own: "1.", "2.1.", "IV.", "a)", "(b)".
+_MARKER = re.compile(r"\(?(?:\d{1,3}(?:\.\d{1,3})*|[IVXLCDM]{1,7}|[ivxlcdm]{1,7}|[A-Za-z])[.)]")
+_BLANK_LINE = re.compile(r"\n[^\S\n]*\n")
 
 
 def strip_span(text: str, start: int, end: int) -> tuple[int, int]:
@@ -37,8 +40,9 @@ def paragraph_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Spans of sentences, trimmed; blank lines always end a sentence."""
+def _segmenter_spans(text: str) -> list[tuple[int, int]]:
+    """Spans of sentences as the segmenter ends them, trimmed; blank lines always end a
+    sentence."""
     import blingfire
 
     spans: list[tuple[int, int]] = []
@@ -54,3 +58,28 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
                 spans.append((a, b))
             cut = end
     return spans
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Spans of sentences, trimmed; blank lines always end a sentence, and a heading
+    number or list marker stays with the text it numbers.
+
+    The segmenter ends a sentence at the period of ``"1. Source Code."`` or of a
+    ``"IV."`` that starts a line, leaving the marker as a sentence of its own or at the
+    end of the previous one. A marker alone is joined to the sentence after it; a marker
+    that ends the previous sentence on a line of its own moves to the next one. Never
+    across a blank line.
+    """
+    out: list[tuple[int, int]] = []
+    for a, b in _segmenter_spans(text):
+        if out and not _BLANK_LINE.search(text, out[-1][1], a):
+            pa, pb = out[-1]
+            line = max(pa, text.rfind("\n", pa, pb) + 1)
+            if _MARKER.fullmatch(text, line, pb):
+                if line == pa:
+                    out[-1] = (pa, b)
+                    continue
+                out[-1] = strip_span(text, pa, line)
+                a = line
+        out.append((a, b))
+    return out

@@ -9,7 +9,6 @@ and then, for a sentence still too long, recursively. Such chunks carry
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
@@ -17,39 +16,10 @@ from .. import params
 from ..engine.packing import Describe, SplitOversized
 from ..engine.recursive import recursive_split
 from ..engine.segments import pack_spans
-from ..engine.spans import paragraph_spans, sentence_spans, strip_span
+from ..engine.spans import paragraph_spans, sentence_spans
 from ..model import Piece
 from ..params import Strategy
 from ..units import Sizer
-
-#: A heading number or list marker on its own: "1.", "2.1.", "IV.", "a)", "(b)".
-_MARKER = re.compile(r"\(?(?:\d{1,3}(?:\.\d{1,3})*|[IVXLCDM]{1,7}|[ivxlcdm]{1,7}|[A-Za-z])[.)]")
-_BLANK_LINE = re.compile(r"\n[^\S\n]*\n")
-
-
-def sentences(text: str) -> list[tuple[int, int]]:
-    """Sentence spans (:func:`~chunking.engine.spans.sentence_spans`) in which a heading
-    number or list marker stays with the text it numbers.
-
-    The segmenter ends a sentence at the period of ``"1. Source Code."`` or of a
-    ``"IV."`` that starts a line, leaving the marker as a sentence of its own or at the
-    end of the previous one. A marker alone is joined to the sentence after it; a marker
-    that ends the previous sentence on a line of its own moves to the next one. Never
-    across a blank line.
-    """
-    out: list[tuple[int, int]] = []
-    for a, b in sentence_spans(text):
-        if out and not _BLANK_LINE.search(text, out[-1][1], a):
-            pa, pb = out[-1]
-            line = max(pa, text.rfind("\n", pa, pb) + 1)
-            if _MARKER.fullmatch(text, line, pb):
-                if line == pa:
-                    out[-1] = (pa, b)
-                    continue
-                out[-1] = strip_span(text, pa, line)
-                a = line
-        out.append((a, b))
-    return out
 
 
 def split_by_sentences(text: str, sizer: Sizer, size: int) -> SplitOversized:
@@ -60,7 +30,7 @@ def split_by_sentences(text: str, sizer: Sizer, size: int) -> SplitOversized:
     recursive = recursive_split(text, sizer, size)
 
     def split(lo: int, hi: int) -> Iterator[Piece]:
-        spans = [(lo + a, lo + b) for a, b in sentences(text[lo:hi])]
+        spans = [(lo + a, lo + b) for a, b in sentence_spans(text[lo:hi])]
         return pack_spans(text, spans, sizer, size, kind="sentence", split_oversized=recursive)
 
     return split
@@ -84,7 +54,7 @@ def paragraph_pieces(
 
 def sentence_pieces(text: str, sizer: Sizer, size: int, overlap: int = 0) -> Iterator[Piece]:
     """Whole sentences packed up to ``size``; ``overlap`` counts sentences."""
-    spans = sentences(text)
+    spans = sentence_spans(text)
     return pack_spans(text, spans, sizer, size, kind="sentence", overlap_segments=overlap)
 
 

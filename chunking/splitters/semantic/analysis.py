@@ -40,9 +40,9 @@ import numpy as np
 from ...embedding.models import DEFAULT_BATCH_SIZE, Embedder, Progress, embed_chunks, get_embedder
 from ...engine.packing import RunSizes
 from ...engine.recursive import RecursiveSplitter, recursive_pieces
+from ...engine.spans import sentence_spans
 from ...model import Chunk, Piece, build_chunks
 from ...units import Sizer, get_sizer
-from ..sentences import sentences
 from .methods import (
     AUTO_MIN_SIZE,
     FORMULA_METHODS,
@@ -422,7 +422,7 @@ def analyze(
         raise ValueError(f"buffer_size must be 0 or more; got {buffer_size}")
     if not isinstance(embedder, Embedder):
         embedder = get_embedder(embedder)
-    spans = sentences(text) or [(0, len(text))]
+    spans = sentence_spans(text) or [(0, len(text))]
     vectors = embedder.embed(
         window_texts(text, spans, buffer_size),
         batch_size=batch_size,
@@ -475,7 +475,7 @@ def chunk_cohesion(
     if not isinstance(embedder, Embedder):
         embedder = get_embedder(embedder)
     texts = [c if isinstance(c, str) else c.text for c in chunks]
-    groups = [[t[s:e] for s, e in sentences(t)] or [t] for t in texts]
+    groups = [[t[s:e] for s, e in sentence_spans(t)] or [t] for t in texts]
     vectors = embedder.embed([s for g in groups for s in g], **embed_options)
     out = np.empty(len(groups))
     at = 0
