@@ -389,6 +389,10 @@ _WHY_NOT = {
     "hierarchy": "parent-child levels have no equivalent here",
     "semantic": "the library's semantic splitter uses other breakpoint rules and needs its "
     "own embedding wrapper",
+    "cluster": "the cluster-semantic dynamic programme of Chroma's study is not a splitter "
+    "of these libraries",
+    "propositions": "statements rewritten by a language model are not a splitter of these "
+    "libraries",
 }
 
 
