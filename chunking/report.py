@@ -18,6 +18,7 @@ Warnings say what went wrong *and* what to do about it:
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 import math
 import unicodedata
@@ -45,6 +46,8 @@ TINY_CHARS = 50
 SPECIAL_TOKENS = 2
 #: How many chunk numbers a warning message lists before "and N more".
 SHOWN_IN_MESSAGE = 8
+#: Strategies that cut at separators (paragraphs, sentences), suggested by the advice.
+_SEPARATING = ("recursive", "sentence")
 
 
 # ------------------------------------------------------------------------- sizes
@@ -94,13 +97,51 @@ def sizes_in(chunks: Sequence[Chunk], unit: str, configured_unit: str | None = N
     return [sizer.size(c.text) for c in chunks]
 
 
-def all_sizes(chunks: Sequence[Chunk], configured_unit: str | None = None) -> dict[str, list[int]]:
+def wordpieces_in(text: str, chunks: Sequence[Chunk], piece_starts: np.ndarray) -> list[int]:
+    """Every chunk's size in the ``model`` unit (word pieces, no special tokens), from
+    :func:`wordpiece_starts` of the whole ``text``: the pieces starting inside a chunk,
+    exact when both its edges are clean (:func:`clean_edge`); the other chunks are
+    tokenized on their own. One pass over the document instead of one per chunk."""
+    starts = np.fromiter((c.start for c in chunks), dtype=np.int64, count=len(chunks))
+    ends = np.fromiter((c.end for c in chunks), dtype=np.int64, count=len(chunks))
+    counts = (np.searchsorted(piece_starts, ends) - np.searchsorted(piece_starts, starts)).tolist()
+    unsure = [
+        i
+        for i, c in enumerate(chunks)
+        if not (clean_edge(text, c.start) and clean_edge(text, c.end))
+    ]
+    if unsure:
+        sizer = get_sizer("model")
+        assert isinstance(sizer, CountingSizer)
+        for i, n in zip(unsure, sizer.sizes([chunks[i].text for i in unsure]), strict=True):
+            counts[i] = n
+    return counts
+
+
+def all_sizes(
+    chunks: Sequence[Chunk],
+    configured_unit: str | None = None,
+    *,
+    text: str | None = None,
+    piece_starts: np.ndarray | None = None,
+) -> dict[str, list[int]]:
     """Sizes in every unit (characters, words, cl100k tokens, the embedding model's word
-    pieces) and in the configured one, keyed by unit."""
+    pieces) and in the configured one, keyed by unit.
+
+    With the document's ``text`` and its ``piece_starts`` (:func:`wordpiece_starts`),
+    word pieces are counted from them (:func:`wordpieces_in`), with the same result.
+    """
     units = [*UNITS, *([configured_unit] if configured_unit not in (None, *UNITS) else [])]
     if configured_unit != "model" and wordpiece_tokenizer() is None:
         units.remove("model")  # the bundled model is not installed (core alone)
-    return {unit: sizes_in(chunks, unit, configured_unit) for unit in units if unit}
+    sizes = {}
+    for unit in units:
+        counted = unit == "model" and configured_unit != "model"
+        if counted and text is not None and piece_starts is not None:
+            sizes[unit] = wordpieces_in(text, chunks, piece_starts)
+        else:
+            sizes[unit] = sizes_in(chunks, unit, configured_unit)
+    return sizes
 
 
 def summarize(
@@ -146,6 +187,11 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
+def unit_name(unit: str) -> str:
+    """A unit as a message says it: ``model`` is the embedding model's word pieces."""
+    return "model word pieces" if unit == "model" else unit
+
+
 def over_limit(chunks: Sequence[Chunk], limit: int | None, unit: str) -> ChunkWarning | None:
     """Chunks whose size is over ``limit``; flagged exceptions are named as such."""
     if limit is None:
@@ -162,7 +208,7 @@ def over_limit(chunks: Sequence[Chunk], limit: int | None, unit: str) -> ChunkWa
     )
     return ChunkWarning(
         "over_limit",
-        f"{_plural(len(over), 'chunk')} over the limit of {limit} {unit}",
+        f"{_plural(len(over), 'chunk')} over the limit of {limit} {unit_name(unit)}",
         f"Chunks {_listing([c.index for c in over])} are larger than the limit.{detail} "
         "Raise the size, pick a finer unit or a strategy that can cut smaller.",
         tuple(c.index for c in over),
@@ -187,7 +233,7 @@ def tiny_chunks(chunks: Sequence[Chunk], limit: int | None, unit: str) -> ChunkW
         return None
     return ChunkWarning(
         "tiny",
-        f"{_plural(len(tiny), 'tiny chunk')} (under {threshold} {measured_in})",
+        f"{_plural(len(tiny), 'tiny chunk')} (under {threshold} {unit_name(measured_in)})",
         f"Chunks {_listing(tiny)} carry little context on their own. Merge small "
         "sections (a larger size, or a strategy that merges neighbours) or drop them.",
         tuple(tiny),
@@ -205,17 +251,32 @@ def splits_word(text: str, offset: int) -> bool:
     return _is_word_char(text[offset - 1]) and _is_word_char(text[offset])
 
 
-def mid_word_cuts(text: str, chunks: Sequence[Chunk]) -> ChunkWarning | None:
-    """Chunks that start or end in the middle of a word."""
+def _other_strategies(names: Sequence[str], current: str | None) -> str:
+    """``names`` but the strategy in use, joined with "or": advice never suggests what
+    the user already has."""
+    left = [n for n in names if n != current]
+    return " or ".join(left)
+
+
+def mid_word_cuts(
+    text: str, chunks: Sequence[Chunk], *, unit: str = "chars", strategy: str | None = None
+) -> ChunkWarning | None:
+    """Chunks that start or end in the middle of a word.
+
+    The advice names only what would change something: a word or token unit when the
+    size is counted in characters, and strategies other than ``strategy``.
+    """
     cut = [c.index for c in chunks if splits_word(text, c.start) or splits_word(text, c.end)]
     if not cut:
         return None
+    advice = f"Use a strategy that cuts at separators ({_other_strategies(_SEPARATING, strategy)})"
+    if unit == "chars":
+        advice += " or count the size in words or tokens"
     return ChunkWarning(
         "mid_word",
         f"{_plural(len(cut), 'chunk')} cut in the middle of a word",
         f"Chunks {_listing(cut)} start or end inside a word, which garbles it for "
-        "search. Use a strategy that cuts at separators (recursive, sentence) or a "
-        "word/token unit.",
+        f"search. {advice}.",
         tuple(cut),
     )
 
@@ -226,18 +287,51 @@ def inside_sentence(spans: Sequence[tuple[int, int]], offset: int) -> bool:
     return i >= 0 and spans[i][0] < offset < spans[i][1]
 
 
+#: How far :func:`at_element_edge` looks past whitespace for a tag.
+_EDGE_WINDOW = 256
+
+
+def at_element_edge(text: str, offset: int) -> bool:
+    """True when ``offset`` touches a markup tag (``...>|`` or ``|  <...``): between two
+    HTML elements, where the sentence splitter, reading the raw markup, sees no end."""
+    before = text[max(0, offset - _EDGE_WINDOW) : offset].rstrip()
+    after = text[offset : offset + _EDGE_WINDOW].lstrip()
+    return before.endswith(">") or after.startswith("<")
+
+
 def mid_sentence_cuts(
-    chunks: Sequence[Chunk], sentences: Sequence[tuple[int, int]]
+    chunks: Sequence[Chunk],
+    sentences: Sequence[tuple[int, int]],
+    *,
+    strategy: str | None = None,
+    text: str | None = None,
 ) -> ChunkWarning | None:
-    """Chunks that end inside a sentence (``sentences`` from ``engine.spans.sentence_spans``)."""
-    cut = [c.index for c in chunks if inside_sentence(sentences, c.end)]
+    """Chunks that end inside a sentence (``sentences`` from ``engine.spans.sentence_spans``).
+
+    With ``text``, a cut at an element edge of HTML (:func:`at_element_edge`) does not
+    count. With the sentence strategy itself, such a cut means a sentence longer than
+    the limit, so the advice is to raise the size rather than to switch to it.
+    """
+    cut = [
+        c.index
+        for c in chunks
+        if inside_sentence(sentences, c.end)
+        and not (text is not None and at_element_edge(text, c.end))
+    ]
     if not cut:
         return None
+    if strategy == "sentence":
+        advice = (
+            "These sentences are longer than the size limit and were cut inside: raise "
+            "the size, or add overlap so the cut sentence appears whole in one chunk."
+        )
+    else:
+        advice = f"Try the {_other_strategies(_SEPARATING, strategy)} strategy, or add overlap."
     return ChunkWarning(
         "mid_sentence",
         f"{_plural(len(cut), 'chunk')} ending in the middle of a sentence",
         f"Chunks {_listing(cut)} stop inside a sentence, so its meaning is split "
-        "between two chunks. Try the sentence or recursive strategy, or add overlap.",
+        f"between two chunks. {advice}",
         tuple(cut),
     )
 
@@ -246,17 +340,31 @@ def truncated_by_model(
     indices: Sequence[int],
     max_tokens: int = DEFAULT_MODEL_MAX_TOKENS,
     model: str = "all-MiniLM-L6-v2",
+    *,
+    unit: str = "chars",
 ) -> ChunkWarning | None:
-    """Chunks over the model's input length (``indices`` from :func:`truncated_chunks`)."""
+    """Chunks over the model's input length (``indices`` from :func:`truncated_chunks`).
+
+    The advice is in the model's own word pieces: with the ``model`` unit the size is
+    already counted in them, otherwise switching to it makes the limit exact.
+    """
     long = sorted(indices)
     if not long:
         return None
+    fits = max_tokens - SPECIAL_TOKENS
+    if unit == "model":
+        advice = f"Lower the size to at most {fits} (the unit is already the model's)"
+    else:
+        advice = (
+            f"Count the size in the model's word pieces (unit 'model', at most {fits}) or "
+            "lower it (about 200 cl100k tokens fits)"
+        )
     return ChunkWarning(
         "truncated",
         f"{_plural(len(long), 'chunk')} too long for {model}",
         f"Chunks {_listing(long)} have more than {max_tokens} word pieces; the "
-        "embedding model silently ignores the rest. Lower the size (about 200 tokens "
-        "fits) or use a model with a longer context.",
+        f"embedding model silently ignores the rest. {advice}, or embed with a model that "
+        "reads more.",
         tuple(long),
     )
 
@@ -293,18 +401,21 @@ def find_warnings(
     sentences: Sequence[tuple[int, int]] | None = None,
     truncated: Sequence[int] | None = None,
     max_tokens: int = DEFAULT_MODEL_MAX_TOKENS,
+    strategy: str | None = None,
 ) -> list[ChunkWarning]:
-    """Every warning that applies; checks whose inputs are missing are skipped."""
+    """Every warning that applies; checks whose inputs are missing are skipped.
+
+    ``strategy`` (the one that made ``chunks``) keeps the advice from suggesting it."""
     found = [
         over_limit(chunks, limit, unit),
         flagged(chunks),
         tiny_chunks(chunks, limit, unit),
-        mid_word_cuts(text, chunks),
+        mid_word_cuts(text, chunks, unit=unit, strategy=strategy),
     ]
     if sentences is not None:
-        found.append(mid_sentence_cuts(chunks, sentences))
+        found.append(mid_sentence_cuts(chunks, sentences, strategy=strategy, text=text))
     if truncated is not None:
-        found.append(truncated_by_model(truncated, max_tokens))
+        found.append(truncated_by_model(truncated, max_tokens, unit=unit))
     return [w for w in found if w is not None]
 
 
@@ -368,8 +479,33 @@ def wordpiece_starts(text: str) -> np.ndarray | None:
     tokenizer = wordpiece_tokenizer()
     if tokenizer is None:
         return None
-    offsets = tokenizer.encode(text, add_special_tokens=False).offsets
-    return np.fromiter((start for start, _ in offsets), dtype=np.int64, count=len(offsets))
+    # Slices cut at spaces tokenize exactly as the whole (the model's pre-tokenizer
+    # splits words at whitespace first), and a batch runs on every core.
+    cuts = _space_cuts(text, _SLICE_CHARS)
+    slices = [text[a:b] for a, b in itertools.pairwise(cuts)]
+    encoded = tokenizer.encode_batch(slices, add_special_tokens=False)
+    starts = [
+        np.fromiter((start for start, _ in e.offsets), dtype=np.int64, count=len(e.offsets)) + at
+        for e, at in zip(encoded, cuts, strict=False)
+    ]
+    return np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64)
+
+
+#: Characters per slice when :func:`wordpiece_starts` tokenizes a long document.
+_SLICE_CHARS = 50_000
+
+
+def _space_cuts(text: str, step: int) -> list[int]:
+    """Offsets ``0 = c0 < c1 < ... = len(text)`` about ``step`` apart, each inner one at
+    a space."""
+    cuts = [0]
+    while cuts[-1] + step < len(text):
+        space = text.find(" ", cuts[-1] + step)
+        if space < 0:
+            break
+        cuts.append(space)
+    cuts.append(len(text))
+    return cuts
 
 
 def truncation_margin(max_tokens: int) -> int:
@@ -404,12 +540,26 @@ def truncated_chunks(
 ) -> list[int]:
     """Indices of the chunks of ``text`` with more than ``max_tokens`` word pieces.
 
-    Chunks too short to get there are skipped (:func:`could_exceed`). With
+    Parents of the parent-child strategy (``metadata["children"]`` > 0) are not
+    embedded, so never counted. A chunk that carries ``metadata["visible_text"]`` (HTML
+    measured on its visible
+    text) is embedded as that text, so that is what is counted. Chunks too short to get
+    there are skipped (:func:`could_exceed`). With
     ``piece_starts`` of the whole document, a chunk's count is the number of pieces
     starting inside it: exact when both edges are clean (:func:`clean_edge`). A chunk
     that cuts a word is tokenized on its own unless its estimate is further than
     :func:`truncation_margin` from the limit.
     """
+    # Parent-child embeds only the children; parents go to the language model.
+    chunks = [c for c in chunks if not c.metadata.get("children")]
+    # HTML in visible-text mode embeds each chunk's visible text, not its markup
+    # (``metadata["visible_text"]``): count what the model will read.
+    visible = [c for c in chunks if "visible_text" in c.metadata]
+    if visible:
+        counts = wordpiece_counts([str(c.metadata["visible_text"]) for c in visible])
+        long = {c.index for c, n in zip(visible, counts, strict=True) if n > max_tokens}
+        rest = [c for c in chunks if "visible_text" not in c.metadata]
+        return sorted(long.union(truncated_chunks(text, rest, max_tokens, piece_starts)))
     candidates = [c for c in chunks if could_exceed(c.text, max_tokens)]
     if piece_starts is None:
         counts = wordpiece_counts([c.text for c in candidates])
@@ -500,12 +650,12 @@ def make_report(
     reports several configurations of one document can compute them once and pass them.
     """
     text = document.text
-    sizes = all_sizes(chunks, config.unit)
     max_tokens = model_max_tokens()
     if sentences is None:
         sentences = sentence_spans(text)
     if piece_starts is None:
         piece_starts = wordpiece_starts(text)
+    sizes = all_sizes(chunks, config.unit, text=text, piece_starts=piece_starts)
     warnings = find_warnings(
         text,
         chunks,
@@ -514,6 +664,7 @@ def make_report(
         sentences=sentences,
         truncated=truncated_chunks(text, chunks, max_tokens, piece_starts),
         max_tokens=max_tokens,
+        strategy=config.strategy,
     )
     return Report(
         config=config.to_dict(),

@@ -32,8 +32,8 @@ from chunking.io import (
     read_path,
 )
 from chunking.recommend import Recommendation, recommend
-from chunking.report import Report, make_report, wordpiece_starts
-from chunking.viz.render import BOUNDARY_CSS
+from chunking.report import Report, make_report, model_max_tokens, wordpiece_starts
+from chunking.viz.render import BOUNDARY_CSS, Page, paginate
 from pages import kit
 
 #: The folder of app.py: the repository root, or ``chunk_explorer_app/`` when installed
@@ -81,6 +81,15 @@ param_widget = kit.param_widget
 widget_value = kit.widget_value
 clamp_state = kit.clamp_state
 
+#: The last file read from the uploader (name, id, bytes). Streamlit forgets an
+#: uploader's file when the uploader is not drawn (Source set to Sample) or when a page
+#: change reaches the server without it (a link clicked while the upload still ran);
+#: only the user's own "remove" (the uploader's on_change) forgets it here.
+_KEPT_UPLOAD = "_ce_kept_upload"
+#: The Source (and sample) to go back to after the tour loaded one of its samples.
+RETURN_KEY = "_ce_return_to"
+#: A tour stop's "Try it" hint, shown at the top of the page it opened until dismissed.
+HINT_KEY = "_ce_tour_hint"
 _SOURCE_STATE = "_ce_source"
 _CONFIG_STATE = "_ce_config"
 _CONFIG_ERROR_STATE = "_ce_config_error"
@@ -194,12 +203,51 @@ def _upload_help(max_bytes: int) -> str:
     )
 
 
+@dataclass(frozen=True)
+class _Kept:
+    """An uploaded file as read: enough to decode it again with another encoding."""
+
+    file_id: str
+    name: str
+    data: bytes
+
+
+def _on_upload_change() -> None:
+    """The user removed the file (or chose another): forget the kept one."""
+    if st.session_state.get(UPLOAD_KEY) is None:
+        st.session_state.pop(_KEPT_UPLOAD, None)
+
+
+def _current_upload() -> _Kept | None:
+    """The uploader's file, or the one kept from before the uploader forgot it.
+
+    One file per session is kept (its bytes, within the upload size limit), until the
+    user removes it or uploads another."""
+    upload = st.session_state.get(UPLOAD_KEY)
+    kept = st.session_state.get(_KEPT_UPLOAD)
+    if upload is not None:
+        if not (isinstance(kept, _Kept) and kept.file_id == upload.file_id):
+            kept = _Kept(upload.file_id, upload.name, upload.getvalue())
+            st.session_state[_KEPT_UPLOAD] = kept
+        return kept
+    if isinstance(kept, _Kept):
+        st.caption(
+            f"Using {kept.name}, uploaded earlier (the box above shows it empty after a page "
+            "or source change). Upload another file to replace it."
+        )
+        return kept
+    return None
+
+
 def _upload_input() -> tuple[Source | str, bool]:
     """The file uploader; returns the document or a message, and whether it is an error."""
     max_bytes, problem = max_upload_bytes()
     if problem:
         st.warning(problem)
-    upload = st.file_uploader("File", key=UPLOAD_KEY, help=_upload_help(max_bytes))
+    st.file_uploader(
+        "File", key=UPLOAD_KEY, help=_upload_help(max_bytes), on_change=_on_upload_change
+    )
+    upload = _current_upload()
     encoding = st.selectbox(
         "Encoding",
         ENCODINGS,
@@ -212,7 +260,7 @@ def _upload_input() -> tuple[Source | str, bool]:
     if upload is None:
         return "Upload a file above, or pick a sample.", False
     chosen = None if encoding == DETECT else encoding
-    loaded = _upload(upload.file_id, upload.name, max_bytes, chosen, upload.getvalue())
+    loaded = _upload(upload.file_id, upload.name, max_bytes, chosen, upload.data)
     return loaded, isinstance(loaded, str)
 
 
@@ -240,6 +288,7 @@ def document_input() -> Source | None:
         loaded = _pasted(st.text_area("Text", persist_state=PERSIST, key=PASTE_KEY, height=180))
     else:
         loaded, is_error = _upload_input()
+    _back_button(origin)
     if isinstance(loaded, Source):
         st.caption(describe_document(loaded.document))
         if loaded.document.encoding_warning:
@@ -250,6 +299,72 @@ def document_input() -> Source | None:
         st.info(loaded)
     st.session_state[_SOURCE_STATE] = loaded
     return loaded if isinstance(loaded, Source) else None
+
+
+def leave_for_sample(sample: str) -> None:
+    """Show ``sample`` (a tour stop), remembering the user's own document and
+    configuration to come back to (a callback's helper: it sets widgets before they
+    are drawn)."""
+    origin = st.session_state.get(SOURCE_KEY)
+    if origin != "Sample" and RETURN_KEY not in st.session_state:
+        st.session_state[RETURN_KEY] = (origin, config_from_state())
+    st.session_state[SOURCE_KEY] = "Sample"
+    st.session_state[SAMPLE_KEY] = sample
+
+
+def back_to_my_document() -> None:
+    """Button callback: the Source and configuration the user had before the tour (the
+    upload is kept)."""
+    origin, config = st.session_state.pop(RETURN_KEY, (None, None))
+    if origin in SOURCES:
+        st.session_state[SOURCE_KEY] = origin
+    if isinstance(config, Config):
+        apply_config(config)
+    st.session_state.pop(HINT_KEY, None)
+
+
+def _back_button(origin: str) -> None:
+    """After a tour stop loaded a sample: the way back to the user's own document."""
+    before = st.session_state.get(RETURN_KEY)
+    if before is None:
+        return
+    if origin != "Sample":  # the user went back by hand
+        st.session_state.pop(RETURN_KEY, None)
+        return
+    own = "uploaded file" if before[0] == "Upload" else "pasted text"
+    st.button(
+        f"Back to my {own}",
+        key="back_to_my_document",
+        on_click=back_to_my_document,
+        icon=":material/undo:",
+        help="The tour loaded a sample; your document is kept and comes back as it was.",
+    )
+
+
+def tour_hint(url_path: str) -> None:
+    """The "Try it" hint of the tour stop that opened the page at ``url_path``, at the
+    top of that page until dismissed (drawn before the page runs, so it shows while a
+    slow page computes)."""
+    hint = st.session_state.get(HINT_KEY)
+    if not isinstance(hint, Mapping) or hint.get("page") != url_path:
+        return
+    with st.container(border=True):
+        st.info(f"**Tour · {hint['title']}. Try it:** {hint['text']}", icon=":material/school:")
+        if hint.get("slow"):
+            st.caption(hint["slow"])
+        left, right = st.columns([1, 4])
+        left.button("Got it", key="tour_hint_dismiss", on_click=_dismiss_hint)
+        if st.session_state.get(RETURN_KEY) is not None:
+            right.button(
+                "Back to my document",
+                key="tour_hint_back",
+                on_click=back_to_my_document,
+                icon=":material/undo:",
+            )
+
+
+def _dismiss_hint() -> None:
+    st.session_state.pop(HINT_KEY, None)
 
 
 def describe_document(document: Document) -> str:
@@ -319,13 +434,15 @@ def apply_config(config: Config, prefix: str = "") -> None:
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
-def _recommendation(key: str, name: str, _text: str) -> Recommendation:
-    return recommend(_text, name)
+def _recommendation(key: str, name: str, window: int, _text: str) -> Recommendation:
+    return recommend(_text, name, window=window)
 
 
 def recommendation_for(source: Source) -> Recommendation:
-    """The recommended configuration for the document (cached by text hash and name)."""
-    return _recommendation(source.key, source.document.name, source.document.text)
+    """The recommended configuration for the document, sized for the bundled embedding
+    model's window in its own word pieces (cached by text hash and name)."""
+    window = model_max_tokens()
+    return _recommendation(source.key, source.document.name, window, source.document.text)
 
 
 def recommendation_box(source: Source, current: Config | str) -> None:
@@ -531,6 +648,16 @@ def _analysis(key: str, config_json: str, _source: Source) -> Report:
     )
 
 
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _pages(key: str, config_json: str, _chunks: tuple[Chunk, ...]) -> list[Page]:
+    return paginate(_chunks)
+
+
+def pages_for(source: Source, config: Config) -> list[Page]:
+    """The boundary view's pages of the chunks for ``config`` (computed once per process)."""
+    return _pages(source.key, config.to_json(), chunks_for(source, config))
+
+
 def analysis_for(source: Source, config: Config) -> Report:
     """The core's report (sizes, warnings, boundaries, pages) for ``config``, cached by
     text hash + config JSON; ``chunk-explorer stats`` shows the same."""
@@ -565,6 +692,18 @@ to_csv = export.to_csv
 to_parquet = export.to_parquet
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def _chunk_table(key: str, config_json: str, _source: Source) -> pd.DataFrame:
+    config = Config.from_dict(json.loads(config_json))
+    return chunk_table(chunks_for(_source, config), analysis_for(_source, config))
+
+
+def chunk_table_for(source: Source, config: Config) -> pd.DataFrame:
+    """:func:`chunk_table` of the chunks for ``config``, built once per configuration
+    rather than on every rerun (a preview per chunk adds up on large documents)."""
+    return _chunk_table(source.key, config.to_json(), source)
+
+
 def chunk_table(chunks: Sequence[Chunk], analysis: Report) -> pd.DataFrame:
     """One row per chunk for display: offsets, sizes in every unit, the page a PDF chunk
     starts on, flags and a preview."""
@@ -583,6 +722,31 @@ def chunk_table(chunks: Sequence[Chunk], analysis: Report) -> pd.DataFrame:
     table["flags"] = [", ".join(c.flags) for c in chunks]
     table["text"] = [preview(c.text) for c in chunks]
     return table
+
+
+def comparison_table(rows: Mapping[str, tuple[Config, Report]]) -> pd.DataFrame:
+    """One row per configuration (keyed by its letter) with human column names: sizes in
+    the configuration's own unit, then in cl100k tokens and model word pieces for all."""
+    records = []
+    for letter, (config, analysis) in rows.items():
+        own = analysis.summary[config.unit]
+        record = {
+            "Config": letter,
+            "Strategy": config.spec.label,
+            "Limit": f"{config.limit} {kit.option_label(config.unit)}" if config.limit else "—",
+            "Chunks": own.count,
+            "Mean size": round(own.mean, 1),
+            "Std. dev.": round(own.std, 1),
+            "Smallest": own.min,
+            "Largest": own.max,
+            "Unit": kit.option_label(config.unit),
+            "Mean (tokens)": round(analysis.summary["tokens"].mean, 1),
+        }
+        if "model" in analysis.summary:
+            record["Largest (model word pieces)"] = analysis.summary["model"].max
+        record["Warnings"] = sum(w.count for w in analysis.warnings)
+        records.append(record)
+    return pd.DataFrame(records)
 
 
 def deferred(make: Callable[..., Any], *args: Any) -> Callable[[], Any]:

@@ -7,7 +7,7 @@ import streamlit as st
 
 from chunking import Config, strategies
 from chunking.report import agreement_matrix
-from chunking.viz.figures import agreement_heatmap, boundary_strip, overlaid_histograms
+from chunking.viz.figures import agreement_heatmap, boundary_strip, histogram_panels
 from chunking.viz.render import render_window
 from pages import common, kit
 
@@ -83,39 +83,26 @@ analyses = {letter: common.analysis_for(source, configs[letter]) for letter in c
 lanes = {names[letter]: analyses[letter].boundaries for letter in chunked}
 st.plotly_chart(boundary_strip(lanes, len(text)), key="cmp_strip", config={"displaylogo": False})
 
-left, right = st.columns(2)
-with left:
-    series = {names[letter]: analyses[letter].sizes["chars"] for letter in chunked}
-    limits = {
-        names[letter]: configs[letter].limit
-        for letter in chunked
-        if configs[letter].unit == "chars" and configs[letter].limit is not None
-    }
-    st.plotly_chart(
-        overlaid_histograms(series, limits=limits, unit="chars"),
-        key="cmp_histograms",
-        config={"displaylogo": False},
-    )
-with right:
-    rows = []
-    for letter in chunked:
-        summary, config = analyses[letter].summary, configs[letter]
-        rows.append(
-            {
-                "config": letter,
-                "strategy": config.spec.label,
-                "limit": f"{config.limit} {config.unit}" if config.limit else "—",
-                "chunks": summary["chars"].count,
-                "mean chars": round(summary["chars"].mean, 1),
-                "std chars": round(summary["chars"].std, 1),
-                "min chars": summary["chars"].min,
-                "max chars": summary["chars"].max,
-                "mean tokens": round(summary["tokens"].mean, 1),
-                "warnings": sum(w.count for w in analyses[letter].warnings),
-            }
-        )
-    st.markdown("**Statistics**")
-    st.dataframe(pd.DataFrame(rows).set_index("config"), key="cmp_stats")
+st.plotly_chart(
+    histogram_panels(
+        {names[letter]: analyses[letter].sizes[configs[letter].unit] for letter in chunked},
+        units={names[letter]: kit.option_label(configs[letter].unit) for letter in chunked},
+        limits={names[letter]: configs[letter].limit for letter in chunked},
+    ),
+    key="cmp_histograms",
+    config={"displaylogo": False},
+)
+st.markdown("**Statistics**")
+st.caption(
+    "Sizes are in each configuration's own unit; the last columns compare all of them in "
+    "cl100k tokens and in the embedding model's word pieces."
+)
+st.dataframe(
+    common.comparison_table({letter: (configs[letter], analyses[letter]) for letter in chunked}),
+    key="cmp_stats",
+    hide_index=True,
+    width="stretch",
+)
 
 # --- agreement -----------------------------------------------------------------------
 st.subheader("Boundary agreement")

@@ -2,22 +2,36 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
 from chunking.viz.figures import size_histogram
-from chunking.viz.render import page_of_chunk, paginate, render_window
+from chunking.viz.render import page_of_chunk, render_window
 from pages import common, kit
 
 PAGE_KEY = "explore.page"
 CHUNK_KEY = "explore.chunk"
 TABLE_KEY = "explore_table"
+#: The size summary's columns as the table shows them.
+SUMMARY_COLUMNS = {
+    "unit": "Unit",
+    "count": "Chunks",
+    "mean": "Mean",
+    "std": "Std. dev.",
+    "min": "Smallest",
+    "max": "Largest",
+}
 
+# The title comes first: a missing document or an invalid configuration stops the page
+# below it, with the reason in place, rather than blanking the page.
+st.title("Explore")
 source = common.require_source()
 config = common.require_config()
 document = source.document
 
-st.title("Explore")
 st.caption(f"{common.describe_document(document)} — {common.short_label(config)}")
 
 result = common.safe_chunks(source, config)
@@ -29,7 +43,7 @@ if not chunks:
     st.warning("This configuration produced no chunks. Try another strategy.")
     st.stop()
 analysis = common.analysis_for(source, config)
-pages = paginate(chunks)
+pages = common.pages_for(source, config)
 
 
 def _go_to_chunk(index: int) -> None:
@@ -69,18 +83,27 @@ with left:
 with right:
     st.markdown("**Sizes in every unit**")
     stats = pd.DataFrame([analysis.summary[u].to_dict() for u in analysis.summary])
-    st.dataframe(stats.set_index("unit").round(1), key="explore_stats")
+    stats["unit"] = [kit.option_label(u) for u in stats["unit"]]
+    stats = stats.rename(columns=SUMMARY_COLUMNS).set_index("Unit").round(1)
+    st.dataframe(stats, key="explore_stats", width="stretch")
 
 # --- boundary view -------------------------------------------------------------------
 st.subheader("Document with chunk boundaries")
-kit.paged_text(document.text, chunks, PAGE_KEY, unit=unit, pages=pages)
+kit.paged_text(
+    document.text,
+    chunks,
+    PAGE_KEY,
+    unit=unit,
+    pages=pages,
+    cache_key=f"{source.key}|{config.to_json()}",
+)
 
 # --- chunks --------------------------------------------------------------------------
 st.subheader("Chunks")
 table_col, detail_col = st.columns([3, 2])
 with table_col:
     st.dataframe(
-        common.chunk_table(chunks, analysis),
+        common.chunk_table_for(source, config),
         key=TABLE_KEY,
         on_select=_on_table_select,
         selection_mode="single-row",
@@ -117,12 +140,18 @@ with detail_col:
 
 # --- downloads -----------------------------------------------------------------------
 st.subheader("Download")
-records = common.chunk_records(chunks, analysis.pages)
 stem = f"{document.name.rsplit('.', 1)[0]}-{config.strategy}"
+
+
+def _export(write: Callable[[list[dict[str, Any]]], str | bytes]) -> Callable[[], str | bytes]:
+    """The file in one format, built only when its button is clicked."""
+    return common.deferred(lambda: write(common.chunk_records(chunks, analysis.pages)))
+
+
 downloads = (
-    ("JSONL", common.deferred(common.to_jsonl, records), "jsonl", "application/jsonl"),
-    ("CSV", common.deferred(common.to_csv, records), "csv", "text/csv"),
-    ("Parquet", common.deferred(common.to_parquet, records), "parquet", "application/octet-stream"),
+    ("JSONL", _export(common.to_jsonl), "jsonl", "application/jsonl"),
+    ("CSV", _export(common.to_csv), "csv", "text/csv"),
+    ("Parquet", _export(common.to_parquet), "parquet", "application/octet-stream"),
     ("Config (JSON)", config.to_json(), "config.json", "application/json"),
 )
 for col, (label, data, ext, mime) in zip(st.columns(len(downloads)), downloads, strict=True):

@@ -27,7 +27,14 @@ import streamlit as st
 
 from chunking import Chunk, Config, Param, get_strategy, run
 from chunking.embedding.models import Embedder, EmbeddingError, get_embedder
-from chunking.viz.render import LEGEND_HTML, Page, paginate, render_page
+from chunking.viz.render import (
+    HIERARCHY_LEGEND_HTML,
+    LEGEND_HTML,
+    Page,
+    is_nested,
+    paginate,
+    render_page,
+)
 
 #: Every keyed widget of the app keeps its value for the whole session: while another
 #: page is shown, and when a page change reaches the server without the widget (a link
@@ -195,19 +202,123 @@ def set_state(key: str, value: Any) -> None:
     st.session_state[key] = value
 
 
+#: Session key: the documents (text keys) on which the user asked for the full model
+#: instead of the quick first view with the static model.
+FULL_MODEL_KEY = "_ce_full_model"
+#: Texts to embed from which a first view starts with the static model, when it is
+#: built: fewer take the bundled model only a few seconds.
+PREVIEW_FROM_TEXTS = 400
+
+
+def model_label(name: str) -> str:
+    """A model choice as the model box shows it: the name and what to expect."""
+    from chunking.embedding.models import DEFAULT_MODEL, canonical_model_name
+    from chunking.embedding.registry import named_model
+
+    named = named_model(canonical_model_name(name)) if name.strip() else None
+    if named is None:
+        return name
+    if named.key == DEFAULT_MODEL:
+        return f"{name} (torch, the reference)"
+    return f"{name} ({named.note or named.backend})"
+
+
+def model_select(key: str, label: str = "Model") -> str:
+    """The model box: the bundled model, its ONNX int8 and static versions, or a path or
+    name typed in. It never holds an empty name: an empty or missing value is the
+    bundled model (after an upload, a page change or a cleared box)."""
+    from chunking.embedding.registry import model_names
+
+    current = st.session_state.get(key)
+    if not isinstance(current, str) or not current.strip():
+        st.session_state[key] = current = default_model()
+    options = [default_model(), *model_names()[1:]]
+    if current not in options:
+        options.append(current)
+    chosen = st.selectbox(
+        label,
+        options,
+        key=key,
+        accept_new_options=True,
+        format_func=model_label,
+        persist_state=PERSIST,
+        help="minilm-onnx-int8 is the same model, about 3x faster (int8 weights, cosine "
+        "at least 0.98 to the reference); minilm-static is a fast preview of lower "
+        "quality. Both are built from the bundled model once, on first use. Type the path "
+        "of a local sentence-transformers model to use your own.",
+    )
+    return str(chosen or default_model())
+
+
+def first_view_model(
+    chosen: str, doc_key: str, count: int, marker: Callable[[str], Hashable]
+) -> str:
+    """The model to draw with: ``chosen``, or the static model for a quick first view.
+
+    The static model stands in when ``chosen`` is the bundled model in torch, ``count``
+    texts would take it more than a few seconds, the static model is built already (no
+    wait), the document was not embedded by ``chosen`` in this process (``marker(name)``:
+    what :func:`embed_once` would have recorded) and the user has not asked for the full
+    model on this document (:func:`preview_notice`).
+    """
+    from chunking.embedding.models import DEFAULT_MODEL, canonical_model_name
+    from chunking.embedding.registry import STATIC, named_model
+
+    full = canonical_model_name(chosen)
+    if full != DEFAULT_MODEL or count < PREVIEW_FROM_TEXTS:
+        return chosen
+    if doc_key in st.session_state.get(FULL_MODEL_KEY, ()) or marker(full) in _embedded():
+        return chosen
+    static = named_model(STATIC)
+    if static is None or not static.is_built() or static.missing():
+        return chosen
+    return STATIC
+
+
+def preview_notice(chosen: str, doc_key: str, count: int, per_second: float, key: str) -> None:
+    """Say that the view is a quick preview, with the button for the full model."""
+    seconds = max(1, round(count / per_second))
+    st.info(
+        f"A quick first view with **minilm-static** (fast preview, lower quality). The "
+        f"bundled model takes about {seconds:,} s for these {count:,} texts on this machine.",
+        icon=":material/bolt:",
+    )
+    st.button(
+        f"Use {chosen} (about {seconds:,} s)",
+        key=key,
+        on_click=_want_full_model,
+        args=(doc_key,),
+        type="primary",
+    )
+
+
+def _want_full_model(doc_key: str) -> None:
+    wanted = set(st.session_state.get(FULL_MODEL_KEY, ()))
+    st.session_state[FULL_MODEL_KEY] = wanted | {doc_key}
+
+
 def load_embedder(model: str, *, model_key: str | None = None) -> Embedder | None:
-    """The embedder named ``model`` (loaded once per process, with a spinner), or None
-    after showing why it cannot be loaded and what to do; never a traceback.
+    """The embedder named ``model`` (loaded once per process, with a spinner; a derived
+    model is built on first use, with a progress bar), or None after showing why it
+    cannot be loaded and what to do; never a traceback. An empty name is the bundled
+    model.
 
     With ``model_key`` (the session key of the page's model widget), a button sets that
     widget back to the bundled model.
     """
+    holder = st.empty()
+
+    def building(fraction: float, step: str) -> None:
+        holder.progress(fraction, text=f"Preparing {model} (once on this machine): {step}")
+
     try:
-        with st.spinner("Loading the embedding model…"):
-            return get_embedder(model)
+        with st.spinner("Loading the embedding model…", show_time=True):
+            return get_embedder(model or None, progress=building)
     except EmbeddingError as exc:
         model_error(f"The embedding model could not be loaded: {exc}", model_key)
         return None
+    finally:
+        holder.empty()
 
 
 def model_error(message: str, model_key: str | None = None) -> None:
@@ -216,8 +327,9 @@ def model_error(message: str, model_key: str | None = None) -> None:
     ``sem_use_bundled`` for ``sem.model``)."""
     bundled = default_model()
     st.error(
-        f"{message}\n\nUse the bundled {bundled}, enter the path of a local "
-        "sentence-transformers model, or enter 'hash' for a fast fake model."
+        f"{message}\n\nUse the bundled {bundled} (or its faster versions minilm-onnx-int8 "
+        "and minilm-static), enter the path of a local sentence-transformers model, or "
+        "enter 'hash' for a fast fake model."
     )
     if model_key is not None:
         st.button(
@@ -229,8 +341,9 @@ def model_error(message: str, model_key: str | None = None) -> None:
 
 
 def embed_with_progress(embedder: Embedder, texts: Sequence[str], label: str) -> Any:
-    """Embed ``texts`` (into the embedder's cache) with a progress bar that disappears
-    when done; returns the vectors (one row per text)."""
+    """Embed ``texts`` (into the embedder's cache and the disk cache, so that a restarted
+    app does not embed them again) with a progress bar that disappears when done;
+    returns the vectors (one row per text)."""
     holder = st.empty()
 
     def update(done: int, total: int) -> None:
@@ -238,7 +351,7 @@ def embed_with_progress(embedder: Embedder, texts: Sequence[str], label: str) ->
             holder.progress(done / total, text=f"{label}: {done:,} of {total:,}")
 
     try:
-        return embedder.embed(list(texts), progress=update)
+        return embedder.embed(list(texts), progress=update, disk_cache=True)
     finally:
         holder.empty()
 
@@ -282,6 +395,11 @@ def take_over(page: str) -> Mapping[str, Any] | None:
 # ---------------------------------------------------------------------- pagination
 
 
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _page_html(cache_key: str, number: int, unit: str, _text: str, _shown, _page: Page) -> str:
+    return render_page(_text, _shown, _page, unit=unit)
+
+
 def paged_text(
     text: str,
     shown: Sequence[Chunk],
@@ -289,9 +407,14 @@ def paged_text(
     *,
     unit: str,
     pages: Sequence[Page] | None = None,
+    cache_key: str | None = None,
 ) -> Page:
     """The chunks drawn on the document a page at a time, with the page number input
-    (bound to ``key``); returns the page shown."""
+    (bound to ``key``); returns the page shown.
+
+    With ``cache_key`` (what identifies ``text`` and ``shown``, e.g. text hash and
+    configuration JSON), each page's HTML is built once per process, not on every rerun.
+    """
     pages = pages if pages is not None else paginate(shown)
     clamp_state(key, 1, len(pages))
     nav, info = st.columns([1, 4], vertical_alignment="bottom")
@@ -310,8 +433,11 @@ def paged_text(
         f"characters {page.start:,}–{page.end:,} of {len(text):,}. Hover over the text to "
         "see each chunk's index, offsets and size; a red bar marks where a chunk starts."
     )
-    st.html(LEGEND_HTML)
-    st.html(render_page(text, shown, page, unit=unit))
+    st.html(HIERARCHY_LEGEND_HTML if is_nested(shown) else LEGEND_HTML)
+    if cache_key is None:
+        st.html(render_page(text, shown, page, unit=unit))
+    else:
+        st.html(_page_html(cache_key, page.number, unit, text, shown, page))
     return page
 
 

@@ -4,7 +4,8 @@ a fitting sample document with fitting settings.
 A button's callback sets the sidebar's widgets (sample document, strategy, parameters:
 the keys in :mod:`pages.common`) and, for the Semantic and Map pages, a one-time
 hand-over of their own settings (:func:`pages.kit.hand_over`); the next run switches to
-the page.
+the page. The user's own document is kept (the sidebar then offers the way back), and
+the stop's "Try it" hint is shown at the top of the page it opens.
 """
 
 from __future__ import annotations
@@ -24,8 +25,15 @@ PAGES = Path(__file__).resolve().parent
 EXPLORE = PAGES / "explore_page.py"
 SEMANTIC = PAGES / "semantic_page.py"
 MAP = PAGES / "map_page.py"
+#: The URL path of each page a stop opens (as app.py's st.navigation names them).
+URL_PATHS = {EXPLORE: "explore", SEMANTIC: "semantic", MAP: "map"}
 #: The page a tour button asked for; the next run switches to it.
 TARGET_KEY = "_tour_target"
+#: What a slow stop says before it starts, and on the page while that page works.
+SLOW_NOTE = (
+    "This stop embeds every sentence of the essay with the model on this machine's CPU: "
+    "about 25 s the first time, instant afterwards."
+)
 #: The semantic stop's settings; every other semantic parameter (but the model the user
 #: chose) is set to the registry's default when the stop opens.
 SEMANTIC_SETTINGS: Mapping[str, Any] = {"method": "percentile", "threshold": 95.0}
@@ -44,6 +52,8 @@ class Stop:
     map_request: Mapping[str, Any] | None = None
     #: False when the page works without the strategy (the sidebar is then left alone).
     needs_strategy: bool = True
+    #: True for stops that embed the document first (announced before they start).
+    slow: bool = False
 
 
 @dataclass(frozen=True)
@@ -146,6 +156,7 @@ LEVELS = (
                 SEMANTIC_SETTINGS,
                 semantic=SEMANTIC_SETTINGS,
                 needs_strategy=False,
+                slow=True,
             ),
             Stop(
                 "Map recursive, fixed and semantic chunks",
@@ -158,6 +169,7 @@ LEVELS = (
                     "colour": "configuration",
                     "dims": "2D",
                 },
+                slow=True,
             ),
         ),
     ),
@@ -190,6 +202,8 @@ LEVELS = (
                 "hierarchy",
                 {"size": 2000, "unit": "chars"},
             ),
+            # Contextual retrieval (issue 15 item 6): the lead adds its Stop here, calling
+            # the local-LLM function from chunking.llm.
         ),
     ),
 )
@@ -204,10 +218,16 @@ def available(stop: Stop) -> str | None:
     return None
 
 
-def _open(stop: Stop) -> None:
-    """Button callback: load the sample and settings, then ask for the page."""
-    st.session_state[common.SOURCE_KEY] = "Sample"
-    st.session_state[common.SAMPLE_KEY] = stop.sample
+def _open(level: Level, stop: Stop) -> None:
+    """Button callback: load the sample and settings (keeping the user's document to
+    come back to), leave the hint for the page, then ask for the page."""
+    common.leave_for_sample(stop.sample)
+    st.session_state[common.HINT_KEY] = {
+        "page": URL_PATHS[stop.page],
+        "title": f"{level.number} · {level.title}",
+        "text": level.look_for,
+        "slow": SLOW_NOTE if stop.slow else "",
+    }
     if stop.strategy in strategies():
         common.apply_config(Config.create(stop.strategy, **stop.params))
     if stop.semantic is not None:
@@ -222,14 +242,18 @@ def _open(stop: Stop) -> None:
 def stop_button(level: Level, k: int, stop: Stop) -> None:
     problem = available(stop)
     st.button(
-        stop.label,
+        f"{stop.label} (~25 s the first time)" if stop.slow else stop.label,
         key=f"tour_{level.number}_{k}",
         on_click=_open,
-        args=(stop,),
+        args=(level, stop),
         disabled=problem is not None,
-        help=problem or f"Loads {stop.sample} and opens the page with fitting settings.",
+        help=problem
+        or f"Loads {stop.sample} and opens the page with fitting settings; your own "
+        "document is kept, and the sidebar brings it back.",
         icon=":material/arrow_forward:",
     )
+    if stop.slow:
+        st.caption(SLOW_NOTE)
 
 
 def level_card(level: Level) -> None:

@@ -143,6 +143,9 @@ def test_first_screen_shows_the_technical_guide_chunked() -> None:
     assert views[0].count('class="ce-mark"') == len(chunks)
     labels = {b.label for b in at.get("download_button")}
     assert {"JSONL", "CSV", "Parquet", "Config (JSON)", "Download config (JSON)"} <= labels
+    summary_table = _frame_with(at, "Std. dev.")
+    assert summary_table.loc["chars", "Largest"] == summary.max
+    assert not [c for c in summary_table.columns if c.islower()]
     assert at.query_params["strategy"] == "recursive"
     assert at.query_params["sample"] == "technical_guide.md"
 
@@ -202,6 +205,8 @@ def test_overlap_not_below_size_shows_an_error_not_a_traceback() -> None:
     assert "overlap (100) must be smaller than size (100)" in message
     assert "Fix it in the sidebar" in message
     assert not at.metric
+    assert [t.value for t in at.title] == ["Explore"]  # the page stays, with the error in place
+    assert any("overlap (100)" in e.value for e in at.main.error)
 
 
 def test_invalid_json_list_parameter_is_reported() -> None:
@@ -372,11 +377,9 @@ def test_playground_highlights_the_top_chunks_of_the_sidebars_document() -> None
     at = _ok(_landing())
     at.radio(key=common.SOURCE_KEY).set_value("Paste").run()
     at.text_area(key=common.PASTE_KEY).set_value(hostile).run()
+    at.number_input(key="recursive.size").set_value(100).run()  # the sidebar's config
     _ok(at.switch_page("pages/evaluate_page.py").run())
     at.selectbox(key="eval.pg_model").set_value("hash")
-    at.selectbox(key="eval.pg_strategy").set_value("recursive")
-    at.selectbox(key="eval.pg.recursive.unit").set_value("chars")
-    at.number_input(key="eval.pg.recursive.size").set_value(100)
     at.number_input(key="eval.pg_k").set_value(3)
     at.text_input(key="eval.pg_query").set_value("Cats purr softly")
     _ok(at.run())
@@ -448,7 +451,76 @@ def test_the_recommendation_can_be_applied() -> None:
     assert any("Using the suggested" in s.value for s in at.success)
 
 
+@pytest.mark.parametrize("sample", ["technical_guide.md", "inventory.py", "product_page.html"])
+def test_the_suggestion_fits_the_embedding_models_window(sample: str) -> None:
+    at = _ok(_app(sample=sample))
+    assert any("reads 256 word pieces" in c.value for c in at.sidebar.caption)
+    at.button(key="use_recommendation").click().run()
+    _ok(at)
+    count = _count(at)
+    too_long = [w.value for w in at.warning if "too long for all-MiniLM" in w.value]
+    found = re.search(r"\*\*(\d+) chunks? too long", too_long[0]) if too_long else None
+    assert found is None or int(found.group(1)) * 10 <= count, too_long
+
+
 # ------------------------------------------------------------------------ uploads
+
+
+MINE = "My own notes about chunking. They are not a sample at all. " * 40
+
+
+def _caption_with(at: AppTest, text: str) -> bool:
+    return any(text in c.value for c in at.caption)
+
+
+def test_the_tour_keeps_an_upload_hints_on_the_page_and_brings_the_upload_back() -> None:
+    at = _ok(_upload("mine.txt", MINE.encode(), "text/plain"))
+    mine = _count(at)
+    at.switch_page("pages/tour_page.py").run()
+    _ok(at.button(key="tour_1_0").click().run())
+    assert [t.value for t in at.title] == ["Explore"]
+    assert at.radio(key=common.SOURCE_KEY).value == "Sample"
+    hint = [i.value for i in at.main.info if "Try it" in i.value]
+    assert hint and "red markers fall in the middle of words" in hint[0]
+    at.switch_page("pages/explore_page.py")  # AppTest does not follow st.switch_page
+    at.button(key="tour_hint_dismiss").click().run()
+    assert not [i for i in at.main.info if "Try it" in i.value]
+    _ok(at.button(key="back_to_my_document").click().run())
+    assert at.radio(key=common.SOURCE_KEY).value == "Upload"
+    assert _caption_with(at, "mine.txt")
+    assert _count(at) == mine
+    assert not [b for b in at.button if b.key == "back_to_my_document"]
+
+
+def test_an_upload_survives_a_page_change_the_browser_did_not_report() -> None:
+    from streamlit.proto.WidgetStates_pb2 import WidgetStates
+
+    at = _ok(_upload("mine.txt", MINE.encode(), "text/plain"))
+    mine = _count(at)
+    at.switch_page("pages/compare_page.py")._run(WidgetStates())
+    at.switch_page("pages/explore_page.py").run()
+    _ok(at)
+    assert _caption_with(at, "mine.txt") and _count(at) == mine
+    assert _caption_with(at, "uploaded earlier")
+    at.radio(key=common.SOURCE_KEY).set_value("Sample").run()
+    at.radio(key=common.SOURCE_KEY).set_value("Upload").run()
+    assert _caption_with(at, "mine.txt") and _count(at) == mine
+
+
+def test_removing_the_upload_forgets_it() -> None:
+    at = _ok(_upload("mine.txt", MINE.encode(), "text/plain"))
+    at.file_uploader(key=common.UPLOAD_KEY).set_value(None).run()
+    _ok(at)
+    assert not _caption_with(at, "mine.txt")
+    assert any("Upload a file above" in i.value for i in at.info)
+
+
+def test_the_slow_tour_stops_are_announced_before_they_start() -> None:
+    at = _ok(_landing())
+    slow = [b for b in at.button if b.key in ("tour_4_0", "tour_4_1")]
+    assert len(slow) == 2 and all("25 s the first time" in b.label for b in slow)
+    assert "25 s the first time" not in at.button(key="tour_1_0").label
+    assert _caption_with(at, "about 25 s the first time")
 
 
 def test_uploaded_text_is_decoded_and_chunked() -> None:
@@ -566,6 +638,35 @@ def _compare(**query: str) -> AppTest:
     return _ok(at)
 
 
+def _stats(at: AppTest) -> pd.DataFrame:
+    """Compare's statistics table, one row per configuration letter."""
+    return _frame_with(at, "Mean size").set_index("Config")
+
+
+def _chart_specs(at: AppTest) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def test_compare_histograms_and_statistics_use_each_configurations_unit() -> None:
+    at = _compare()
+    at.selectbox(key="cmp.B.strategy").set_value("recursive").run()
+    at.selectbox(key="cmp.B.recursive.unit").set_value("tokens").run()
+    at.number_input(key="cmp.B.recursive.size").set_value(200).run()
+    _ok(at)
+    panels = next(s for s in _chart_specs(at) if "Chunk sizes" in json.dumps(s["layout"]))
+    titles = [
+        axis["title"]["text"] for name, axis in panels["layout"].items() if name.startswith("xaxis")
+    ]
+    assert titles == ["size (chars)", "size (tokens)"]
+    limits = sorted(s["x0"] for s in panels["layout"]["shapes"])
+    assert limits == [200, 1000]
+    stats = _stats(at)
+    assert list(stats["Unit"]) == ["chars", "tokens"]
+    b_chunks = chunking.chunk(GUIDE, "recursive", size=200, unit="tokens")
+    assert stats.loc["B", "Largest"] == max(c.size for c in b_chunks)
+    assert not [c for c in stats.columns if "_" in c or c.islower()], list(stats.columns)
+
+
 def _default_b() -> str:
     return next(name for name in chunking.strategies() if name != "recursive")
 
@@ -574,10 +675,10 @@ def test_compare_page_shows_two_configurations() -> None:
     at = _compare()
     assert at.title[0].value == "Compare"
     assert len(at.get("plotly_chart")) == 3  # boundary strip, histograms, agreement
-    stats = _frame_with(at, "mean chars")
+    stats = _stats(at)
     assert list(stats.index) == ["A", "B"]
-    assert stats.loc["A", "chunks"] == len(chunking.chunk(GUIDE))
-    assert stats.loc["B", "chunks"] == len(chunking.chunk(GUIDE, _default_b()))
+    assert stats.loc["A", "Chunks"] == len(chunking.chunk(GUIDE))
+    assert stats.loc["B", "Chunks"] == len(chunking.chunk(GUIDE, _default_b()))
     assert len(_boundary_html(at)) == 2
 
 
@@ -589,10 +690,10 @@ def test_compare_up_to_four_configurations_and_agreement() -> None:
     at.number_input(key="cmp.B.fixed.size").set_value(300).run()
     at.slider(key="cmp.k").set_value(40).run()
     _ok(at)
-    stats = _frame_with(at, "mean chars")
+    stats = _stats(at)
     assert list(stats.index) == ["A", "B", "C", "D"]
     b_chunks = chunking.chunk(GUIDE, "fixed", size=300)
-    assert stats.loc["B", "chunks"] == len(b_chunks)
+    assert stats.loc["B", "Chunks"] == len(b_chunks)
     agreement_table = next(f.value for f in at.dataframe if list(f.value.columns) == list("ABCD"))
     expected = agreement(boundaries(chunking.chunk(GUIDE)), boundaries(b_chunks), 40)
     assert agreement_table.loc["A", "B"] == pytest.approx(expected)
@@ -614,7 +715,7 @@ def test_sidebar_settings_survive_a_page_switch() -> None:
     at.number_input(key="recursive.size").set_value(333).run()
     at.switch_page("pages/compare_page.py").run()
     _ok(at)
-    assert _frame_with(at, "mean chars").loc["A", "chunks"] == len(chunking.chunk(GUIDE, size=333))
+    assert _stats(at).loc["A", "Chunks"] == len(chunking.chunk(GUIDE, size=333))
     at.slider(key="cmp.k").set_value(75).run()
     at.switch_page("pages/explore_page.py").run()
     _ok(at)

@@ -13,7 +13,7 @@ from chunking.report import agreement_matrix, boundaries
 from chunking.viz.figures import (
     agreement_heatmap,
     boundary_strip,
-    overlaid_histograms,
+    histogram_panels,
     size_histogram,
 )
 
@@ -51,19 +51,20 @@ def test_size_histogram_of_real_chunks() -> None:
     assert max(fig.data[0].x) <= _vlines(fig)[0]
 
 
-def test_overlaid_histograms_share_bins_and_draw_each_limit() -> None:
+def test_histogram_panels_give_each_configuration_its_own_unit_and_limit() -> None:
     series = {"A": [100, 200, 300], "B": [50, 60], "C": [400]}
-    fig = overlaid_histograms(series, limits={"A": 300, "C": 450})
+    units = {"A": "chars", "B": "tokens", "C": "model"}
+    fig = histogram_panels(series, units=units, limits={"A": 300, "B": None, "C": 254})
     assert [t.name for t in fig.data] == ["A", "B", "C"]
     assert [list(t.x) for t in fig.data] == list(series.values())
-    assert fig.layout.barmode == "overlay"
-    bins = {(t.xbins.start, t.xbins.end, t.xbins.size) for t in fig.data}
-    assert len(bins) == 1
-    start, end, _ = bins.pop()
-    assert start == 0 and end > 450  # past the largest size and every limit
-    assert sorted(_vlines(fig)) == [300, 450]
-    colours = [t.marker.color for t in fig.data]
-    assert len(set(colours)) == 3
+    axes = [t.xaxis for t in fig.data]
+    assert len(set(axes)) == 3  # one panel each
+    titles = [fig.layout[f"xaxis{'' if i == 0 else i + 1}"].title.text for i in range(3)]
+    assert titles == ["size (chars)", "size (tokens)", "size (model)"]
+    lines = [s for s in fig.layout.shapes if s.type == "line" and s.x0 == s.x1]
+    assert sorted((s.x0, s.xref) for s in lines) == [(254, "x3"), (300, "x")]
+    assert [a.text for a in fig.layout.annotations][:3] == ["A", "B", "C"]  # panel titles
+    assert fig.data[1].xbins.end < 100  # B's bins fit B's own sizes
 
 
 def test_boundary_strip_has_one_lane_per_configuration() -> None:

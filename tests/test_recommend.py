@@ -13,6 +13,7 @@ from chunking.config import _REGISTRY
 from chunking.io import read_path
 from chunking.params import Param, Strategy, size_param
 from chunking.recommend import LEGAL_SEPARATORS, SAMPLE_CHARS, Recommendation, recommend
+from chunking.report import make_report
 from tests.conftest import SAMPLE_DOCS
 
 #: The strategy each kind asks for, and its size range in tokens (the seeds' table).
@@ -201,8 +202,9 @@ SAMPLE_KINDS = {
 }
 
 
-def check_recommendation(rec: Recommendation, kind: str) -> None:
-    """The promises every recommendation keeps."""
+def check_recommendation(rec: Recommendation, kind: str, *, capped: bool = True) -> None:
+    """The promises every recommendation keeps; ``capped``: made for the bundled
+    embedding model's window (the default) rather than for an LLM's context alone."""
     assert isinstance(rec, Recommendation)
     assert rec.kind == kind
     preferred, low, high = PREFERRED[kind]
@@ -219,12 +221,20 @@ def check_recommendation(rec: Recommendation, kind: str) -> None:
     assert Config.from_dict(rec.config.to_dict()) == rec.config
     spec = registry[rec.strategy]
     unit_param = spec.param("unit") if "unit" in spec.param_names else None
-    if unit_param is not None and "tokens" in (unit_param.choices or ()):
-        assert rec.config.unit == "tokens"
     limit = rec.config.limit
     assert limit is not None
-    tokens = limit / PER_TOKEN[rec.config.unit]
-    assert low <= tokens <= high, f"{limit} {rec.config.unit} is outside {low}-{high} tokens"
+    if capped and unit_param is not None and "model" in (unit_param.choices or ()):
+        # Counted in the embedding model's word pieces, within its 254 pieces of text.
+        assert rec.config.unit == "model"
+        assert limit == min(254, limit) and limit >= min(low, 254)
+        assert "all-MiniLM-L6-v2 reads 256 word pieces" in rec.reason
+        if low > 254:  # the budget for an LLM's context was capped: the reason says so
+            assert "would suit a language model's context better" in rec.reason
+    else:
+        if unit_param is not None and "tokens" in (unit_param.choices or ()):
+            assert rec.config.unit == "tokens"
+        tokens = limit / PER_TOKEN[rec.config.unit]
+        assert low <= tokens <= high, f"{limit} {rec.config.unit} is outside {low}-{high} tokens"
     check_overlap(rec, spec, limit)
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", rec.reason) if s]
     assert 1 <= len(sentences) <= 3, rec.reason
@@ -246,6 +256,7 @@ def check_overlap(rec: Recommendation, spec: Strategy, limit: int) -> None:
 @pytest.mark.parametrize(("text", "filename", "kind"), INLINE)
 def test_inline_documents(text: str, filename: str | None, kind: str) -> None:
     check_recommendation(recommend(text, filename), kind)
+    check_recommendation(recommend(text, filename, window=None), kind, capped=False)
 
 
 @pytest.mark.parametrize(
@@ -256,6 +267,8 @@ def test_sample_documents(name: str) -> None:
     assert path.is_file(), f"no sample documents in {SAMPLE_DOCS}"
     document = read_path(path)
     check_recommendation(recommend(document.text, document.name), SAMPLE_KINDS[name])
+    uncapped = recommend(document.text, document.name, window=None)
+    check_recommendation(uncapped, SAMPLE_KINDS[name], capped=False)
     # Content alone is enough evidence for these documents.
     assert recommend(document.text).kind == SAMPLE_KINDS[name]
 
@@ -354,6 +367,7 @@ def test_strategy_without_overlap_or_unit_gets_neither(monkeypatch: pytest.Monke
     assert rec.config.params["mode"] == "a"
     # No unit parameter: the size is counted in characters, so the token budget grows.
     assert 100 * PER_TOKEN["chars"] <= rec.config.params["size"] <= 300 * PER_TOKEN["chars"]
+    assert rec.config.params["size"] <= 254 / 1.5 * PER_TOKEN["chars"]  # within the window
     assert "overlap" not in rec.reason
 
 
@@ -379,3 +393,73 @@ def test_known_language_is_passed_to_a_strategy_that_takes_it(language: str | No
         assert rec.config.params["language"] == language
     else:
         assert rec.config.params["language"] == spec.param("language").default
+
+
+# ---------------------------------------------------------- the embedding window
+
+
+def test_the_size_follows_the_embedding_models_window() -> None:
+    wide = recommend(MARKDOWN, "guide.md", window=512)
+    assert (wide.config.unit, wide.config.limit) == ("model", 510)
+    assert "reads 512 word pieces" in wide.reason
+    assert "800 tokens would suit a language model's context better" in wide.reason
+    assert "Parent-child" in wide.reason
+    for_llm = recommend(MARKDOWN, "guide.md", window=None)
+    assert (for_llm.config.unit, for_llm.config.limit) == ("tokens", 800)
+    assert "word pieces" not in for_llm.reason
+    with pytest.raises(ValueError, match="window"):
+        recommend(MARKDOWN, "guide.md", window=2)
+
+
+def test_a_size_within_the_window_says_it_fits() -> None:
+    rec = recommend(CHAT)
+    assert (rec.config.unit, rec.config.limit) == ("model", 200)
+    assert "fits the embedding model's window" in rec.reason
+
+
+@pytest.mark.parametrize("name", ["technical_guide.md", "inventory.py", "product_page.html"])
+def test_suggested_chunks_fit_the_bundled_model(name: str) -> None:
+    document = read_path(SAMPLE_DOCS / name)
+    rec = recommend(document.text, document.name)
+    chunks = chunking.run(document.text, rec.config)
+    report = make_report(document, rec.config, chunks)
+    truncated = next((w for w in report.warnings if w.kind == "truncated"), None)
+    assert truncated is None or truncated.count * 10 <= len(chunks), truncated
+
+
+# ------------------------------------------------- foreign documents (issue 16)
+
+
+def test_comment_lines_in_a_pdfs_examples_are_not_markdown_headers() -> None:
+    text = (
+        "Shared MIME-info Database\n\n1. Introduction\nThe lines are ordered by weight. "
+        "For example:\n# This file was automatically generated by the\n# update-mime-database "
+        "command. DO NOT EDIT!\n...\ntext/x-diff:*.patch\n\n# Generated list\n"
+        "55:text/x-diff:*.patch\n\n2. Unicode\nThe XML files are in UTF-8. " * 3
+    )
+    assert recommend(text, "spec.pdf").kind != "markdown"
+    # The same comment blocks in a .txt file are not headers either.
+    assert recommend(text.replace("# Generated list\n", ""), "spec.txt").kind != "markdown"
+
+
+def test_a_licence_with_numbered_sections_is_legal_text() -> None:
+    terms = "\n".join(
+        f"{n}. Term {n}.\nThe Licensor grants you the rights below, without any warranty; "
+        "the Licensor's liability is limited as set out in this section."
+        for n in range(12)
+    )
+    rec = recommend(terms, "LICENSE.txt")
+    assert rec.kind == "legal"
+    assert "12 numbered clauses" in rec.reason
+
+
+def test_prose_with_numbered_sections_says_so() -> None:
+    prose = "\n\n".join(
+        f"{n}. Section {n}\nA plain paragraph about the weather and the garden today."
+        for n in range(1, 9)
+    )
+    rec = recommend(prose, "notes.txt")
+    assert rec.kind == "text"
+    assert "8 numbered sections" in rec.reason
+    assert "without" not in rec.reason
+    assert rec.config.params["separators"] == list(LEGAL_SEPARATORS)

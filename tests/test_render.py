@@ -188,3 +188,35 @@ def test_paginate_rejects_empty_pages() -> None:
     with pytest.raises(ValueError):
         paginate([], max_chunks=0)
     assert paginate([]) == []
+
+
+def test_parent_child_chunks_are_drawn_as_parents_with_children_not_as_overlap() -> None:
+    text = ("1. Scope. The services are listed here.\n\n2. Fees. Paid monthly.\n\n" * 8).strip()
+    chunks = chunking.chunk(text, "hierarchy", size=200, unit="chars")
+    assert any(c.metadata.get("parent") is not None for c in chunks)
+    parsed = _parse(render_window(text, chunks))
+    segments = [(a, b) for a, b in parsed.segments if "ce-mark" not in _classes(a)]
+    assert "".join(b for _, b in segments) == text
+    assert not [a for a, _ in segments if "ce-overlap" in _classes(a)]
+    by_index = {c.index: c for c in chunks}
+    for attrs, _ in segments:
+        ids = [int(i) for i in (attrs.get("data-chunks") or "").split()]
+        if len(ids) == 2:  # a parent and its child: child's colour, parent's underline
+            parent, child = sorted(ids, key=lambda i: by_index[i].metadata["level"])
+            assert by_index[child].metadata["parent"] == parent
+            assert {f"ce-c{child % 2}", f"ce-p{parent % 2}"} <= _classes(attrs)
+            assert attrs["title"].startswith("Parent and child")
+    marks = [a["data-i"] for a, _ in parsed.segments if "ce-mark" in _classes(a)]
+    parents = [c.index for c in chunks if c.metadata.get("children")]
+    assert [m for m in marks if m.startswith("P")] == [f"P{i}" for i in parents]
+
+
+def test_chunks_that_only_overlap_are_still_striped() -> None:
+    text = "aaaa bbbb cccc"
+    nested_looking = [
+        Chunk(0, 0, 9, text[0:9], 9, {"level": 0}),
+        Chunk(1, 5, 14, text[5:14], 9, {"level": 1, "parent": 7}),
+    ]
+    parsed = _parse(render_window(text, nested_looking))
+    shared = [a for a, _ in parsed.segments if a.get("data-chunks") == "0 1"]
+    assert shared and "ce-overlap" in _classes(shared[0])

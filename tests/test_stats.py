@@ -436,3 +436,104 @@ def test_flags_other_than_over_limit_are_reported_by_kind() -> None:
     assert "library offset wrong: 1 chunk" in warning.message
     assert "text altered: 1 chunk" in warning.message
     assert flagged(chunks[1:2] + chunks[3:]) is None
+
+
+# ------------------------------------------------------------- advice never contradicts
+
+
+def _report_warnings(text: str, config: chunking.Config) -> dict[str, str]:
+    document = Document(text=text, name="t.txt", kind="text", encoding=None)
+    report = make_report(document, config, chunking.run(text, config))
+    return {w.kind: w.message for w in report.warnings}
+
+
+def test_with_the_token_unit_the_advice_does_not_suggest_a_token_unit() -> None:
+    text = "Unbelievably extraordinary circumstances necessitated reconsideration. " * 30
+    messages = _report_warnings(
+        text, chunking.Config.create("fixed", size=7, overlap=0, unit="tokens")
+    )
+    assert "mid_word" in messages, messages
+    assert "token unit" not in messages["mid_word"]
+    assert "words or tokens" not in messages["mid_word"]
+    assert "recursive or sentence" in messages["mid_word"]
+    in_chars = _report_warnings(text, chunking.Config.create("fixed", size=37, overlap=0))
+    assert "words or tokens" in in_chars["mid_word"]
+
+
+def test_on_sentence_packing_the_advice_does_not_suggest_the_sentence_strategy() -> None:
+    text = ("This sentence is long enough that a small limit has to cut it inside. " * 2) * 20
+    messages = _report_warnings(text, chunking.Config.create("sentence", size=30, overlap=0))
+    assert "mid_sentence" in messages, messages
+    assert "sentence strategy" not in messages["mid_sentence"]
+    assert "raise the size" in messages["mid_sentence"]
+    if "mid_word" in messages:
+        assert "(recursive)" in messages["mid_word"]
+
+
+def test_the_truncation_advice_is_in_the_models_word_pieces() -> None:
+    text = "Chunking decides what a retriever can find, and how well. " * 200
+    in_tokens = _report_warnings(text, chunking.Config.create("recursive", size=800, unit="tokens"))
+    assert "unit 'model', at most 254" in in_tokens["truncated"]
+    in_pieces = _report_warnings(text, chunking.Config.create("recursive", size=400, unit="model"))
+    assert "Lower the size to at most 254" in in_pieces["truncated"]
+
+
+def test_a_cut_between_html_elements_is_not_mid_sentence() -> None:
+    text = "<p>The first paragraph has no full stop</p>\n<p>The second one neither</p>"
+    sentences = [(0, len(text))]  # the splitter sees one sentence across the markup
+    between = _chunks(text, [(0, 44), (44, len(text))])
+    assert mid_sentence_cuts(between, sentences) is not None  # without the text
+    assert mid_sentence_cuts(between, sentences, text=text) is None
+    inside = _chunks(text, [(0, 20), (20, len(text))])
+    assert mid_sentence_cuts(inside, sentences, text=text) is not None
+
+
+def test_html_chunks_are_checked_on_the_visible_text_the_model_reads() -> None:
+    markup = "<div class='x'>" * 300 + "Short visible text." + "</div>" * 300
+    chunk = Chunk(0, 0, len(markup), markup, 4, {"visible_text": "Short visible text."})
+    assert wordpiece_counts([markup])[0] > 256
+    assert truncated_chunks(markup, [chunk], 256) == []
+    plain = Chunk(0, 0, len(markup), markup, len(markup))
+    assert truncated_chunks(markup, [plain], 256) == [0]
+
+
+def test_parents_of_parent_child_are_not_checked_against_the_model() -> None:
+    text = "A sentence about retrieval and chunking for tests. " * 120
+    config = chunking.Config.create("hierarchy", size=2000, unit="chars")
+    chunks = chunking.run(text, config)
+    parents = [c.index for c in chunks if c.metadata.get("children")]
+    assert parents and wordpiece_counts([chunks[parents[0]].text])[0] > 256
+    truncated = truncated_chunks(text, chunks, 256, wordpiece_starts(text))
+    assert not set(truncated) & set(parents)
+
+
+def test_messages_name_the_model_unit_in_words() -> None:
+    text = "Word " * 400
+    config = chunking.Config.create("recursive", size=100, overlap=0, unit="model")
+    chunks = chunking.run(text, config)
+    warning = tiny_chunks([*chunks, Chunk(99, 0, 4, "Word", 1)], 100, "model")
+    assert warning is not None and "model word pieces" in warning.title
+
+
+@pytest.mark.parametrize(
+    ("strategy", "params"),
+    [("recursive", {"size": 300}), ("fixed", {"size": 250, "overlap": 30}), ("sentence", {})],
+)
+def test_word_pieces_counted_from_the_document_match_the_tokenizer(strategy, params) -> None:
+    from chunking.report import wordpieces_in
+
+    text = read_path(SAMPLES / "long_essay.txt").text + "\nNaïve café — 語 résumé_x, ok."
+    chunks = chunking.chunk(text, strategy, **params)
+    expected = get_sizer("model").sizes([c.text for c in chunks])
+    assert wordpieces_in(text, chunks, wordpiece_starts(text)) == expected
+
+
+def test_word_piece_starts_of_a_long_document_match_one_pass_of_the_tokenizer() -> None:
+    from chunking.report import wordpiece_tokenizer
+
+    text = (read_path(SAMPLES / "long_essay.txt").text + " naïve 語x ") * 6
+    assert len(text) > 100_000  # more than one slice
+    tokenizer = wordpiece_tokenizer()
+    one_pass = [a for a, _ in tokenizer.encode(text, add_special_tokens=False).offsets]
+    assert wordpiece_starts(text).tolist() == one_pass
+    assert wordpiece_starts("").tolist() == []

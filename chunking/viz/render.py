@@ -9,6 +9,11 @@ zero chunks (a gap, e.g. whitespace between chunks), one chunk (coloured by the
 parity of its index) or several (class ``overlap``: striped, darker). Hovering a
 segment shows its chunk(s): index, start, end and size.
 
+Chunks that nest (the parent-child strategy: a child's ``metadata["parent"]`` names the
+chunk it lies in) are not overlap: such a segment is coloured by its innermost chunk
+and underlined in its parent's colour (``ce-p0``/``ce-p1``), and a parent's start gets
+a "P" marker, so each parent reads as a band with its children's boundaries inside.
+
 Large documents are shown a page at a time: :func:`paginate` groups chunks into pages
 of at most ``max_chunks`` chunks and about ``max_chars`` characters, and
 :func:`render_window` draws only one character window.
@@ -42,6 +47,10 @@ BOUNDARY_CSS = """
   rgba(156, 39, 176, 0.38) 0 6px, rgba(156, 39, 176, 0.18) 6px 12px);
   outline: 1px dashed rgba(156, 39, 176, 0.8); }
 .ce-doc .ce-gap { opacity: 0.75; }
+.ce-doc .ce-p0 { box-shadow: inset 0 -4px 0 rgba(46, 125, 50, 0.85); }
+.ce-doc .ce-p1 { box-shadow: inset 0 -4px 0 rgba(121, 85, 72, 0.85); }
+.ce-doc .ce-mark.ce-parent { border-left: 3px solid #2e7d32; }
+.ce-doc .ce-mark.ce-parent::before { background: #2e7d32; }
 .ce-doc .ce-mark { border-left: 2px solid #d81b60; margin-left: 1px; user-select: none; }
 .ce-doc .ce-mark::before { content: attr(data-i); display: inline-block; font-family:
   sans-serif; font-size: 0.62rem; line-height: 1.2; color: #fff; background: #d81b60;
@@ -54,6 +63,14 @@ LEGEND_HTML = (
     '<div class="ce-doc ce-legend" style="max-height:none;padding:0.3rem 0.6rem">'
     '<span class="ce-c0">even chunk</span><span class="ce-c1">odd chunk</span>'
     '<span class="ce-overlap">shared by overlapping chunks</span>'
+    '<span class="ce-gap">not in any chunk</span></div>'
+)
+#: The legend for nested chunks (parent-child).
+HIERARCHY_LEGEND_HTML = (
+    '<div class="ce-doc ce-legend" style="max-height:none;padding:0.3rem 0.6rem">'
+    '<span class="ce-c0 ce-p0">child chunk in a parent (underlined)</span>'
+    '<span class="ce-c1 ce-p1">next parent\'s child</span>'
+    '<span class="ce-p0">parent text outside its children</span>'
     '<span class="ce-gap">not in any chunk</span></div>'
 )
 
@@ -115,7 +132,9 @@ def _describe(chunk: Chunk, unit: str) -> str:
 
 def _title(covering: Sequence[Chunk], unit: str) -> str:
     lines = [_describe(c, unit) for c in covering]
-    if len(covering) > 1:
+    if len(covering) > 1 and _nesting(covering) is not None:
+        lines.insert(0, "Parent and child")
+    elif len(covering) > 1:
         lines.insert(0, f"Shared by {len(covering)} chunks")
     return "\n".join(lines)
 
@@ -124,20 +143,47 @@ def _escape(text: str) -> str:
     return html.escape(text, quote=True)
 
 
+def is_nested(chunks: Sequence[Chunk]) -> bool:
+    """Whether some chunk names a parent chunk it lies in (the parent-child strategy)."""
+    return any(c.metadata.get("parent") is not None for c in chunks)
+
+
+def _nesting(covering: Sequence[Chunk]) -> list[Chunk] | None:
+    """``covering`` from the outermost parent to the innermost child when each chunk is
+    the parent of the next; None when they merely overlap."""
+    chain = sorted(covering, key=lambda c: int(c.metadata.get("level") or 0))
+    for outer, inner in itertools.pairwise(chain):
+        if inner.metadata.get("parent") != outer.index:
+            return None
+    return chain
+
+
+def _classes(covering: Sequence[Chunk]) -> str:
+    if len(covering) == 1:
+        only = covering[0]
+        if only.metadata.get("children"):  # a parent's text between its children
+            return f"ce-chunk ce-p{only.index % 2}"
+        return f"ce-chunk ce-c{only.index % 2}"
+    chain = _nesting(covering)
+    if chain is None:
+        return "ce-chunk overlap ce-overlap"
+    return f"ce-chunk ce-c{chain[-1].index % 2} ce-p{chain[0].index % 2}"
+
+
 def _segment(text: str, covering: Sequence[Chunk], unit: str) -> str:
     body = _escape(text)
     if not covering:
         return f'<span class="ce-gap" title="Not in any chunk">{body}</span>'
-    if len(covering) == 1:
-        cls = f"ce-chunk ce-c{covering[0].index % 2}"
-    else:
-        cls = "ce-chunk overlap ce-overlap"
+    cls = _classes(covering)
     ids = " ".join(str(c.index) for c in covering)
     title = _escape(_title(covering, unit))
     return f'<span class="{cls}" data-chunks="{ids}" title="{title}">{body}</span>'
 
 
 def _mark(chunk: Chunk) -> str:
+    if chunk.metadata.get("children"):
+        title = _escape(f"Parent chunk {chunk.index} starts at {chunk.start}")
+        return f'<span class="ce-mark ce-parent" data-i="P{chunk.index}" title="{title}"></span>'
     title = _escape(f"Chunk {chunk.index} starts at {chunk.start}")
     return f'<span class="ce-mark" data-i="{chunk.index}" title="{title}"></span>'
 

@@ -187,3 +187,22 @@ def test_downloads_hold_the_chunks(page: Page, app_url: str) -> None:
         page.get_by_test_id("stDownloadButton").filter(has_text="Config (JSON)").first.click()
     config = json.loads(Path(download_info.value.path()).read_text(encoding="utf-8"))
     assert chunking.Config.from_dict(config) == chunking.Config.create("recursive")
+
+
+def test_the_tour_keeps_the_upload_and_brings_it_back(page: Page, app_url: str) -> None:
+    _load(page, f"{app_url}/explore")
+    essay = ESSAY.read_text(encoding="utf-8")
+    _upload(page, "my-essay.txt", essay.encode("utf-8"))
+    mine = f"{len(chunking.chunk(essay)):,}"
+    expect(_metric(page, "Chunks")).to_have_text(mine)
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Guided tour").click()
+    expect(page.get_by_role("heading", name="A guided tour of chunking")).to_be_visible()
+    expect(page.get_by_text("about 25 s the first time").first).to_be_visible()
+    page.get_by_role("button", name="Open recursive chunks of the essay").click()
+    expect(page.get_by_role("heading", name="Explore")).to_be_visible()
+    expect(page.get_by_test_id("stMain").get_by_text("Try it:")).to_be_visible()
+    page.screenshot(path=str(SCREENSHOTS / "tour_hint.png"))
+    _sidebar(page).get_by_role("button", name="Back to my uploaded file").click()
+    expect(_sidebar(page).get_by_text("my-essay.txt · text")).to_be_visible()
+    expect(_metric(page, "Chunks")).to_have_text(mine)
+    expect(page.get_by_test_id("stMain").get_by_text("Try it:")).to_have_count(0)
