@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from chunking import Chunk, Config, get_strategy, strategies
+from chunking import Chunk, Config, strategies
 from chunking.embedding.models import ChunkEmbeddings, Embedder, EmbeddingError, embed_chunks
 from chunking.embedding.projection import (
     DEFAULT_MIN_DIST,
@@ -54,6 +54,9 @@ PAGE = "map"
 SAMPLE_KEY = "_map_sample"
 MAX_POINTS_ENV = "CHUNK_EXPLORER_MAX_MAP_POINTS"
 DEFAULT_MAX_POINTS = 10_000
+#: Chunks of ~250 tokens the bundled model embeds per second on this 2-core machine
+#: (torch): the estimate shown when the page offers the full model after a preview.
+CHUNKS_PER_SECOND = 30
 LETTERS = "ABCD"
 MAX_SHOWN = 12
 CONTEXT_CHARS = 300
@@ -302,8 +305,8 @@ def data_controls(options: Sequence[str]) -> tuple[list[str], str]:
         "together: one UMAP fitted on every configuration's chunk embeddings.",
     )
     with right:
-        model = kit.param_widget(get_strategy("semantic").param("model"), MODEL_KEY, "Model")
-    return chosen, str(model)
+        model = kit.model_select(MODEL_KEY)
+    return chosen, model
 
 
 def view_controls() -> tuple[int, str, int, float]:
@@ -386,10 +389,26 @@ def main() -> None:
         st.warning("No configuration produced chunks to map. Try another strategy.")
         st.stop()
     mapped = limit_points(source, mapped, limit)
+    model = first_view(source, mapped, model)
     embedder = kit.load_embedder(model, model_key=MODEL_KEY)
     if embedder is None:
         st.stop()
     map_view(embed_all(source, mapped, embedder))
+
+
+def first_view(source: common.Source, mapped: Sequence[Mapped], chosen: str) -> str:
+    """The model to map with: the static preview first for many chunks (see
+    :func:`kit.first_view_model`), with the button for the full model."""
+    count = sum(len(m.chunks) for m in mapped)
+    configs = [m.config.to_json() for m in mapped]
+
+    def marker(name: str) -> tuple:
+        return ("map", source.key, configs[0], name)
+
+    model = kit.first_view_model(chosen, source.key, count, marker)
+    if model != chosen:
+        kit.preview_notice(chosen, source.key, count, CHUNKS_PER_SECOND, "map_full_model")
+    return model
 
 
 def embed_all(source: common.Source, mapped: Sequence[Mapped], embedder: Embedder) -> Embedded:
@@ -447,7 +466,11 @@ def show_map(
         help="How long the projection took when it was computed. The same chunks with the "
         "same settings are not projected again.",
     )
-    figure = embedding_map(points, colour_by=colour, title=f"Chunk embeddings ({embedder.name})")
+    figure = embedding_map(points, colour_by=colour, title=f"Chunk embeddings ({embedder.label})")
+    if projection.dims == 2:
+        # Streamlit makes a click select a point only when the chart is not in lasso or
+        # box mode; both stay one click away in the chart's toolbar.
+        figure.update_layout(dragmode="zoom")
     event = st.plotly_chart(
         figure,
         key="map_chart",
@@ -456,8 +479,9 @@ def show_map(
         config={"displaylogo": False},
     )
     notes = [
-        "Hover a point to read the chunk's first words. Draw a lasso or box around points "
-        "(2D), or click one, to read those chunks below."
+        f"Model: **{embedder.label}**. Hover a point to read the chunk's first words; "
+        "click one (2D) to read its chunk below, or pick Lasso or Box select in the chart's "
+        "toolbar to select several."
     ]
     if data.truncated:
         notes.append(

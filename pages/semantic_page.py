@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -20,8 +21,10 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from chunking import Config, get_strategy, strategies
-from chunking.embedding.models import Embedder, EmbeddingError
+from chunking.embedding.models import Embedder, EmbeddingError, canonical_model_name
+from chunking.embedding.registry import named_model
 from chunking.engine.spans import sentence_spans
+from chunking.report import SPECIAL_TOKENS, model_max_tokens
 from chunking.splitters.semantic.analysis import (
     SemanticAnalysis,
     SemanticResult,
@@ -45,6 +48,9 @@ PAGE_KEY = P + "page"
 TRUNCATE_KEY = "_sem_truncate"
 MAX_SENTENCES_ENV = "CHUNK_EXPLORER_MAX_SENTENCES"
 DEFAULT_MAX_SENTENCES = 5_000
+#: Sentence windows the bundled model embeds per second on this 2-core machine (torch):
+#: the estimate shown when the page offers the full model after a quick preview.
+WINDOWS_PER_SECOND = 100
 LABELS = {
     "method": "Method",
     "buffer_size": "Buffer size (sentences on each side)",
@@ -210,18 +216,63 @@ def threshold_control(method: str, sentences: int) -> float | None:
 
 def window_controls() -> tuple[int, str]:
     """Buffer size and model: the settings that need new embeddings."""
-    values = kit.param_controls(
-        STRATEGY, ("buffer_size", "model"), widget_key, labels=LABELS, columns=2
-    )
-    return int(values["buffer_size"]), str(values["model"])
+    left, right = st.columns(2)
+    with left:
+        buffer_size = kit.param_controls(STRATEGY, ("buffer_size",), widget_key, labels=LABELS)
+    with right:
+        model = kit.model_select(MODEL_KEY, LABELS["model"])
+    return int(buffer_size["buffer_size"]), model
 
 
-def size_controls() -> tuple[str, int, int]:
+@dataclass(frozen=True)
+class Window:
+    """How much of a chunk the chosen model reads: ``limit`` pieces of ``unit``."""
+
+    model: str
+    unit: str
+    limit: int
+
+
+def model_window(chosen: str, embedder: Embedder) -> Window:
+    """The chosen model's window in its own word pieces.
+
+    The named models read the bundled model's word pieces (the ``model`` unit); another
+    model with a ``tokenizer.json`` is measured in it; otherwise the loaded model's own
+    limit in the bundled word pieces is the best estimate.
+    """
+    name = canonical_model_name(chosen)
+    if named_model(name) is not None or name != embedder.name:  # named, or its preview
+        return Window(chosen, "model", model_max_tokens() - SPECIAL_TOKENS)
+    tokenizer = Path(name) / "tokenizer.json"
+    unit = f"tokenizer:{tokenizer}" if tokenizer.is_file() else "model"
+    return Window(chosen, unit, embedder.token_limit)
+
+
+def fit_size_defaults(window: Window) -> None:
+    """Start the size bounds at the model's window, unless they were set already (by
+    the user, the sidebar or another page): no chunk is then truncated by the model."""
+    st.session_state.setdefault(widget_key("unit"), window.unit)
+    st.session_state.setdefault(widget_key("max_size"), window.limit)
+
+
+def size_controls(window: Window) -> tuple[str, int, int]:
     """Unit and size bounds: applied after the method's cut."""
     values = kit.param_controls(
         STRATEGY, ("unit", "max_size", "min_size"), widget_key, labels=LABELS, columns=3
     )
-    return str(values["unit"]), int(values["max_size"]), int(values["min_size"])
+    unit, max_size = str(values["unit"]), int(values["max_size"])
+    st.caption(
+        f"{window.model} reads the first {window.limit} of its word pieces of a chunk "
+        f"(unit {kit.option_label(window.unit)}); the default max size is that window, so "
+        "the model sees every chunk whole."
+    )
+    if unit == window.unit and max_size > window.limit:
+        st.warning(
+            f"Chunks may be up to {max_size} word pieces: {window.model} reads only the "
+            f"first {window.limit}, and embeds the rest of a longer chunk as if it were not "
+            "there."
+        )
+    return unit, max_size, int(values["min_size"])
 
 
 def sidebar_config(result: SemanticResult, buffer_size: int, model: str) -> Config | None:
@@ -325,7 +376,12 @@ def main() -> None:
     )
     text, key, spans = sentences_to_analyse(source.document.text, source.key)
     with st.expander("Window and model (changing these embeds the document again)"):
-        buffer_size, model = window_controls()
+        buffer_size, chosen = window_controls()
+    model = kit.first_view_model(
+        chosen, key, len(spans), lambda name: ("semantic", key, name, buffer_size)
+    )
+    if model != chosen:
+        kit.preview_notice(chosen, key, len(spans), WINDOWS_PER_SECOND, "sem_full_model")
     embedder = kit.load_embedder(model, model_key=MODEL_KEY)
     if embedder is None:
         st.stop()
@@ -334,7 +390,10 @@ def main() -> None:
     except EmbeddingError as exc:
         kit.model_error(f"The model could not embed this document: {exc}", MODEL_KEY)
         st.stop()
-    explore(Loaded(text, analysis, f"{key}|{embedder.name}|{buffer_size}", buffer_size, model))
+    window = model_window(chosen, embedder)
+    fit_size_defaults(window)
+    loaded_key = f"{key}|{embedder.name}|{buffer_size}"
+    explore(Loaded(text, analysis, loaded_key, buffer_size, model, embedder.label, window))
 
 
 def sentences_to_analyse(text: str, key: str) -> tuple[str, str, tuple[tuple[int, int], ...]]:
@@ -363,7 +422,9 @@ class Loaded:
     analysis: SemanticAnalysis
     key: str  # text hash | model | buffer size: the cache key of the analysis
     buffer_size: int
-    model: str
+    model: str  # the model used, as named
+    label: str  # the model used, as shown next to the figures
+    window: Window  # what the chosen model reads
 
 
 @st.fragment
@@ -379,7 +440,7 @@ def explore(loaded: Loaded) -> None:
     with top[1]:
         threshold = threshold_control(method, len(loaded.analysis.sentences))
     with st.expander("Size bounds"):
-        unit, max_size, min_size = size_controls()
+        unit, max_size, min_size = size_controls(loaded.window)
     try:
         result = _rechunk(loaded.key, method, threshold, unit, max_size, min_size, loaded.analysis)
     except ValueError as exc:
@@ -444,7 +505,7 @@ def show_result(loaded: Loaded, result: SemanticResult) -> None:
         f"({buffer_size} sentence(s) on each side): distance = 1 − cosine similarity. A chunk "
         f"ends after sentence i where the {series} is above the dashed cutoff "
         f"({result.method} {result.parameter:g} → {result.threshold:.3f}). Hover over a "
-        "breakpoint to read the sentences on either side."
+        f"breakpoint to read the sentences on either side. Model: **{loaded.label}**."
     )
     left, right = st.columns([3, 2])
     with left:
@@ -453,7 +514,7 @@ def show_result(loaded: Loaded, result: SemanticResult) -> None:
             key="sem_histogram",
             config={"displaylogo": False},
         )
-        st.caption(describe_cutoffs(result))
+        st.caption(f"{describe_cutoffs(result)} Model: **{loaded.label}**.")
     with right:
         st.markdown("**Chunks**")
         st.dataframe(chunk_frame(result), hide_index=True, height=300, key="sem_table")

@@ -49,7 +49,14 @@ HOSTILE = (
     "<img src=x onerror=alert(2)> hides here. Cats purr. Dogs bark loudly. "
     "Markets fell today. The end."
 )
-DEFAULTS = {"method": "percentile", "unit": "tokens", "max_size": 512, "min_size": 0}
+#: The page's starting settings: the registry's method and minimum size, and size bounds
+#: that fit the bundled model's window (254 of its word pieces).
+DEFAULTS = {
+    "method": "percentile",
+    "unit": "model",
+    "max_size": 254,
+    "min_size": chunking.get_strategy("semantic").param("min_size").fresh_default(),
+}
 
 
 APP = ROOT / "app.py"
@@ -115,6 +122,14 @@ def _map(at: AppTest) -> dict[str, Any]:
     raise AssertionError("no embedding map on the page")
 
 
+def choose_model(at: AppTest, page: str, key: str, model: str) -> AppTest:
+    """Type ``model`` into the model box of ``page`` (AppTest cannot type a new option
+    into a select box that is on the page, so it is set while another page is shown)."""
+    _open(at, "tour_page.py")
+    at.session_state[key] = model
+    return _open(at, page)
+
+
 def _texts(elements) -> str:
     return "\n".join(str(e.value) for e in elements)
 
@@ -161,15 +176,19 @@ def test_count_method_and_min_size_follow_the_core(
     at = semantic_app
     _ok(at.selectbox(key="sem.method").set_value("count").run())
     _ok(at.slider(key="sem.threshold.count").set_value(4).run())
-    assert _number(at, "Chunks") == len(analysis.chunk("count", 4, "tokens", 512).chunks) == 4
+    window = ("model", 254)  # the page starts at the bundled model's window
+    auto_min = DEFAULTS["min_size"]
+    counted = analysis.chunk("count", 4, *window, auto_min)
+    assert _number(at, "Chunks") == len(counted.chunks)
+    assert len(counted.chunks) + len(counted.merged) == 4  # four cut, tiny ones merged
     _ok(at.selectbox(key="sem.method").set_value("percentile").run())
     _ok(at.slider(key="sem.threshold.percentile").set_value(30.0).run())
     _ok(at.number_input(key="sem.min_size").set_value(40).run())
-    expected = analysis.chunk("percentile", 30.0, "tokens", 512, 40)
+    expected = analysis.chunk("percentile", 30.0, *window, 40)
     assert expected.merged
     assert _number(at, "Merged (min size)") == len(expected.merged)
     assert _number(at, "Chunks") == len(expected.chunks)
-    _ok(at.number_input(key="sem.min_size").set_value(0).run())
+    _ok(at.number_input(key="sem.min_size").set_value(auto_min).run())
 
 
 def test_the_chunks_are_drawn_on_the_text(
@@ -224,20 +243,18 @@ def test_a_bad_sentence_limit_is_reported(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_a_model_that_cannot_load_is_an_error_with_a_way_out(semantic_app: AppTest) -> None:
-    at = semantic_app
-    _ok(at.text_input(key="sem.model").set_value("/no/such/model-directory").run())
+    at = choose_model(semantic_app, "semantic_page.py", "sem.model", "/no/such/model-directory")
     error = _texts(at.error)
     assert "could not be loaded" in error and "no model directory" in error
     assert not at.get("plotly_chart")
     _ok(at.button(key="sem_use_bundled").click().run())
     assert not at.error
-    assert at.text_input(key="sem.model").value == "all-MiniLM-L6-v2"
+    assert at.selectbox(key="sem.model").value == "all-MiniLM-L6-v2"
     assert _number(at, "Breakpoints") >= 0
 
 
 def test_the_fake_model_works_and_is_cached_by_its_own_name() -> None:
-    at = _open(_start(TEXT), "semantic_page.py")
-    _ok(at.text_input(key="sem.model").set_value("hash").run())
+    at = choose_model(_start(TEXT), "semantic_page.py", "sem.model", "hash")
     fake = sem.analyze(TEXT, embedder="hash", buffer_size=1)
     assert _number(at, "Breakpoints") == len(fake.chunk(threshold=95.0, **DEFAULTS).breakpoints)
     _ok(at.slider(key="sem.threshold.percentile").set_value(40.0).run())
@@ -247,6 +264,7 @@ def test_the_fake_model_works_and_is_cached_by_its_own_name() -> None:
 def test_markup_in_the_document_stays_text() -> None:
     at = _open(_start(HOSTILE), "semantic_page.py")
     sentences = len(sentence_spans(HOSTILE))
+    _ok(at.number_input(key="sem.min_size").set_value(0).run())  # no merging of short ones
     _ok(at.selectbox(key="sem.method").set_value("count").run())
     _ok(at.slider(key="sem.threshold.count").set_value(sentences).run())  # cut everywhere
     assert _number(at, "Breakpoints") == sentences - 1
@@ -324,15 +342,13 @@ def test_too_many_points_are_offered_a_sample(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_the_map_works_with_the_fake_model() -> None:
-    at = _open(_start(), "map_page.py")
-    _ok(at.text_input(key="map.model").set_value("hash").run())
+    at = choose_model(_start(), "map_page.py", "map.model", "hash")
     assert "hash" in _map(at)["layout"]["title"]["text"]
     assert _number(at, "Points") == len(chunking.chunk(GUIDE))
 
 
 def test_the_map_reports_a_model_that_cannot_load() -> None:
-    at = _open(_start(TEXT), "map_page.py")
-    _ok(at.text_input(key="map.model").set_value("/no/such/model-directory").run())
+    at = choose_model(_start(TEXT), "map_page.py", "map.model", "/no/such/model-directory")
     assert "could not be loaded" in _texts(at.error)
     _ok(at.button(key="map_use_bundled").click().run())
     assert not at.error
@@ -419,8 +435,7 @@ def test_every_configuration_keeps_a_point_when_the_map_is_sampled(
     monkeypatch.setenv("CHUNK_EXPLORER_MAX_MAP_POINTS", "10")
     at = _start()
     _ok(at.number_input(key="recursive.size").set_value(8000).run())
-    at = _open(at, "map_page.py")
-    _ok(at.text_input(key="map.model").set_value("hash").run())
+    at = choose_model(at, "map_page.py", "map.model", "hash")
     preset = "Preset: Fixed · 500 chars · overlap 50"
     _ok(at.multiselect(key="map.with").set_value([preset]).run())
     few = len(chunking.chunk(GUIDE, size=8000))

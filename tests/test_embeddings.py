@@ -230,7 +230,7 @@ def test_concurrent_first_use_loads_once(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(emb, "_MODELS", {})
     loads: list[str] = []
 
-    def slow_load(name: str) -> emb.Embedder:
+    def slow_load(name: str, progress: object = None) -> emb.Embedder:
         loads.append(name)
         time.sleep(0.05)
         return HashEmbedder()

@@ -1,8 +1,14 @@
 """The embedding cache: vectors kept in memory for the process, and optionally on disk
-as ``.npy`` files (never pickles), keyed by model and the SHA-1 of the text."""
+as ``.npy`` files (never pickles), keyed by model and the SHA-1 of the text.
+
+The disk cache outlives the process, so a restarted app does not embed a document it
+has seen before. It is bounded: once it holds more than :func:`disk_limit` bytes, the
+vectors used longest ago are deleted (:func:`prune`); reading a vector marks it used.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -15,6 +21,9 @@ import numpy as np
 
 #: Vectors kept in memory before the oldest are dropped (384 floats each: ~150 MB).
 MAX_CACHED_VECTORS = 100_000
+#: Environment variable: most megabytes the disk cache may hold (default 1024).
+DISK_LIMIT_ENV = "CHUNK_EXPLORER_EMBEDDING_CACHE_MB"
+DEFAULT_DISK_LIMIT_MB = 1024
 
 
 def text_key(text: str) -> str:
@@ -73,7 +82,14 @@ def disk_get(cache_dir: Path, model: str, key: str, dimension: int) -> np.ndarra
         return None
     if vector.shape != (dimension,) or vector.dtype != np.float32:
         return None  # a stale or damaged file: embed again and overwrite it
+    _touch(path)
     return vector
+
+
+def _touch(path: Path) -> None:
+    """Mark a vector as used now, so that :func:`prune` deletes it last."""
+    with contextlib.suppress(OSError):
+        os.utime(path)
 
 
 def disk_put(cache_dir: Path, model: str, key: str, vector: np.ndarray) -> None:
@@ -85,4 +101,58 @@ def disk_put(cache_dir: Path, model: str, key: str, vector: np.ndarray) -> None:
             np.save(f, vector, allow_pickle=False)
         os.replace(tmp, path)  # atomic: readers never see half a file
     except OSError:
-        pass  # a cache that cannot be written only costs time
+        return  # a cache that cannot be written only costs time
+    _note_written(cache_dir, path)
+
+
+# --- the disk cache's size limit ------------------------------------------------------
+
+_WRITTEN: dict[Path, int] = {}
+_WRITTEN_LOCK = threading.Lock()
+
+
+def disk_limit() -> int:
+    """Most bytes the disk cache may hold: ``CHUNK_EXPLORER_EMBEDDING_CACHE_MB`` megabytes
+    (1024 when unset or not a positive whole number)."""
+    raw = os.environ.get(DISK_LIMIT_ENV, "").strip()
+    megabytes = int(raw) if raw.isdigit() and int(raw) > 0 else DEFAULT_DISK_LIMIT_MB
+    return megabytes * 2**20
+
+
+def _note_written(cache_dir: Path, path: Path) -> None:
+    """Count what this process wrote; prune on the first write and then after every
+    tenth of the limit, so that checking the size costs little."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return
+    limit = disk_limit()
+    with _WRITTEN_LOCK:
+        first = cache_dir not in _WRITTEN
+        _WRITTEN[cache_dir] = _WRITTEN.get(cache_dir, 0) + size
+        due = first or _WRITTEN[cache_dir] >= limit // 10
+        if due:
+            _WRITTEN[cache_dir] = 0
+    if due:
+        prune(cache_dir, limit)
+
+
+def prune(cache_dir: Path, limit: int | None = None) -> int:
+    """Delete the vectors used longest ago until the cache holds at most ``limit`` bytes
+    (default :func:`disk_limit`); returns the bytes left. Safe while others write: a
+    file that vanished in between is skipped."""
+    limit = disk_limit() if limit is None else limit
+    files = []
+    for path in cache_dir.glob("*/*/*.npy"):
+        try:
+            info = path.stat()
+        except OSError:
+            continue
+        files.append((info.st_mtime, info.st_size, path))
+    total = sum(size for _, size, _ in files)
+    for _, size, path in sorted(files, key=lambda f: f[0]):
+        if total <= limit:
+            break
+        path.unlink(missing_ok=True)
+        total -= size
+    return total

