@@ -38,6 +38,8 @@ class Chunk:
     - ``level``: hierarchy level (parent-child) or header level.
     - ``parent``: index of the parent chunk (parent-child).
     - ``flags``: list of strings such as ``"over limit: unsplittable"``.
+    - ``visible_text``: the text a reader sees (HTML in visible-text mode); ``size``
+      measures it, see :attr:`embedding_text`.
     """
 
     index: int
@@ -58,6 +60,13 @@ class Chunk:
     @property
     def flags(self) -> tuple[str, ...]:
         return tuple(self.metadata.get("flags", ()))
+
+    @property
+    def embedding_text(self) -> str:
+        """What a model reads, searches or embeds for this chunk: its visible text when
+        the strategy measured one (``metadata["visible_text"]``: HTML in visible-text
+        mode), otherwise its text. Offsets always refer to ``text``."""
+        return str(self.metadata.get("visible_text", self.text))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (the JSONL/CSV row format)."""

@@ -89,12 +89,13 @@ def sizes_in(chunks: Sequence[Chunk], unit: str, configured_unit: str | None = N
     """Every chunk's size in ``unit``; reuses ``chunk.size`` when it is already that unit."""
     if unit == configured_unit:
         return [c.size for c in chunks]
+    texts = [c.embedding_text for c in chunks]  # what the unit's reader sees
     if unit == "chars":
-        return [len(c.text) for c in chunks]
+        return [len(t) for t in texts]
     sizer = get_sizer(unit)
     if isinstance(sizer, CountingSizer):
-        return sizer.sizes([c.text for c in chunks])  # one batch through the tokenizer
-    return [sizer.size(c.text) for c in chunks]
+        return sizer.sizes(texts)  # one batch through the tokenizer
+    return [sizer.size(t) for t in texts]
 
 
 def wordpieces_in(text: str, chunks: Sequence[Chunk], piece_starts: np.ndarray) -> list[int]:

@@ -161,7 +161,7 @@ def embeddings_for(source: common.Source, mapped: Mapped, embedder: Embedder) ->
     kit.embed_once(
         ("map", source.key, config_json, embedder.name),
         embedder,
-        lambda: [c.text for c in mapped.chunks],
+        lambda: [c.embedding_text for c in mapped.chunks],
         f"Embedding the {len(mapped.chunks):,} chunks of {mapped.name}",
     )
     return _chunk_embeddings(source.key, config_json, embedder.name, mapped.chunks, embedder)

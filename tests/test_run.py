@@ -327,3 +327,13 @@ def test_progress_on_a_terminal_counts_documents_mb_chunks_and_eta(tmp_path: Pat
     assert "4/4 documents" in last and f"{summary.chunks:,} chunks" in last
     assert " MB" in last and "ETA 0:00" in last and last.startswith("[100%]")
     assert summary.exit_code == 0 and summary.processed == 4
+
+
+def test_html_rows_are_embedded_by_their_visible_text() -> None:
+    from chunking.pipeline.output import embedding_texts
+
+    columns = {
+        "text": ["<p>A &amp; B</p>", "plain"],
+        "metadata": [json.dumps({"visible_text": "A & B"}), json.dumps({"boundary": "end"})],
+    }
+    assert embedding_texts(columns) == ["A & B", "plain"]

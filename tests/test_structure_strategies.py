@@ -383,9 +383,9 @@ def test_html_sizes_count_the_visible_text_and_offsets_the_markup() -> None:
 
 def test_embedding_text_is_the_visible_text_when_there_is_one() -> None:
     html_chunk = chunking.chunk("<h1>A</h1><p>b &amp; c</p>", "html", size=50)[0]
-    assert html_module.embedding_text(html_chunk) == "A\nb & c"
+    assert html_chunk.embedding_text == "A\nb & c"
     plain = chunking.chunk("Plain text.", "recursive", size=50)[0]
-    assert html_module.embedding_text(plain) == "Plain text."
+    assert plain.embedding_text == "Plain text."
 
 
 def test_permalink_marks_are_not_part_of_header_paths() -> None:

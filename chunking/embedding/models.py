@@ -496,7 +496,7 @@ def embed_chunks(
     """
     if not isinstance(embedder, Embedder):
         embedder = get_embedder(embedder)
-    texts = [c if isinstance(c, str) else c.text for c in chunks]
+    texts = [c if isinstance(c, str) else c.embedding_text for c in chunks]
     vectors = embedder.embed(texts, batch_size=batch_size, progress=progress, disk_cache=disk_cache)
     tokens = np.asarray(embedder.count_tokens_batch(texts), dtype=np.int64)
     limit = embedder.token_limit

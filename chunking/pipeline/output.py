@@ -25,6 +25,7 @@ import platform
 import shutil
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -255,7 +256,7 @@ class PartWriter:
         columns = _concatenated(self._pending)
         if self.embed is not None:
             began = time.perf_counter()
-            columns[EMBEDDING] = _vectors_array(self.embed(columns["text"]))
+            columns[EMBEDDING] = _vectors_array(self.embed(embedding_texts(columns)))
             self.embed_seconds += time.perf_counter() - began
         began = time.perf_counter()
         table = pa.table(columns, schema=schema(self.embed is not None))
@@ -281,3 +282,14 @@ def _vectors_array(vectors: Any) -> Any:
     rows, dimension = matrix.shape
     offsets = pa.array(np.arange(0, (rows + 1) * dimension, dimension, dtype=np.int32))
     return pa.ListArray.from_arrays(offsets, pa.array(matrix.reshape(-1)))
+
+
+def embedding_texts(columns: Mapping[str, Any]) -> list[str]:
+    """What the model reads for each row: the chunk's visible text when its metadata has
+    one (HTML in visible-text mode), otherwise its text
+    (:attr:`~chunking.model.Chunk.embedding_text` for rows)."""
+    texts = []
+    for text, meta in zip(columns["text"], columns["metadata"], strict=True):
+        visible = json.loads(meta).get("visible_text") if "visible_text" in meta else None
+        texts.append(text if visible is None else str(visible))
+    return texts

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..corpus import CorpusLimits, Source, doc_id, read_source
 from .documents import Job, Outcome, schema
-from .output import DocKey, Done, RunOutput
+from .output import DocKey, Done, RunOutput, embedding_texts
 from .progress import Progress
 
 if TYPE_CHECKING:
@@ -198,7 +198,14 @@ class EmbedBatch:
     def __call__(self, table: Any) -> Any:
         from .output import _vectors_array
 
-        vectors = self.embedder.embed(table.column("text").to_pylist())
+        vectors = self.embedder.embed(
+            embedding_texts(
+                {
+                    "text": table.column("text").to_pylist(),
+                    "metadata": table.column("metadata").to_pylist(),
+                }
+            )
+        )
         return table.append_column("embedding", _vectors_array(vectors))
 
 

@@ -22,8 +22,8 @@ heading and item tag), so that markup neither counts toward the limit nor crowds
 the words. Offsets, and ``chunk.text``, still are the raw source; ``chunk.size`` is the
 size of the visible text, which each chunk carries as ``metadata["visible_text"]``.
 That text is what to embed, search and check for sentence ends
-(:func:`embedding_text`). With ``visible_text=False`` sizes count the markup, as
-they did before the mode existed.
+(:attr:`~chunking.model.Chunk.embedding_text`). With ``visible_text=False`` sizes count
+the markup, as they did before the mode existed.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from html.parser import HTMLParser
 from typing import Any
 
 from ..engine.sections import LINES, WORDS, Atomic, FixedCuts, SpanSplitter
-from ..model import Chunk, Piece
+from ..model import Piece
 from ..params import Param, Strategy, overlap_below_size, overlap_param, size_param, unit_param
 from ..units import Sizer
 from .markdown import Heading, levels_param, sections
@@ -188,12 +188,6 @@ def visible_text(markup: str) -> str:
 def _words(source: str) -> str:
     """Text between markup: entities decoded, each run of whitespace one space."""
     return _WHITESPACE.sub(" ", html.unescape(source))
-
-
-def embedding_text(chunk: Chunk) -> str:
-    """What to embed, search or read for a chunk: its visible text when the strategy
-    measured one (HTML in visible-text mode), otherwise its text."""
-    return str(chunk.metadata.get("visible_text", chunk.text))
 
 
 class VisibleSizer(Sizer):

@@ -474,7 +474,7 @@ def chunk_cohesion(
     centroid. Works on any strategy's chunks (objects with ``.text``, or strings)."""
     if not isinstance(embedder, Embedder):
         embedder = get_embedder(embedder)
-    texts = [c if isinstance(c, str) else c.text for c in chunks]
+    texts = [c if isinstance(c, str) else c.embedding_text for c in chunks]
     groups = [[t[s:e] for s, e in sentence_spans(t)] or [t] for t in texts]
     vectors = embedder.embed([s for g in groups for s in g], **embed_options)
     out = np.empty(len(groups))
