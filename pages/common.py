@@ -205,11 +205,31 @@ def _upload_help(max_bytes: int) -> str:
 
 @dataclass(frozen=True)
 class _Kept:
-    """An uploaded file as read: enough to decode it again with another encoding."""
+    """An uploaded file as read: enough to decode it again with another encoding; or a
+    document read elsewhere (a corpus member opened from the Corpus page)."""
 
     file_id: str
     name: str
     data: bytes
+    #: Set for a document opened from another page: shown as read there.
+    document: Document | None = None
+    #: The uploader's file when the document was opened: it does not replace it.
+    superseded: str | None = None
+
+
+def open_document(document: Document) -> None:
+    """Make ``document`` the sidebar's document, in place of any upload (a callback's
+    helper: the Corpus page opens a member this way, keeping its name, type and
+    encoding). Uploading another file replaces it."""
+    upload = st.session_state.get(UPLOAD_KEY)
+    st.session_state[_KEPT_UPLOAD] = _Kept(
+        file_id=f"opened:{text_key(document.text)}",
+        name=document.name,
+        data=b"",
+        document=document,
+        superseded=upload.file_id if upload is not None else None,
+    )
+    st.session_state[SOURCE_KEY] = "Upload"
 
 
 def _on_upload_change() -> None:
@@ -226,9 +246,13 @@ def _current_upload() -> _Kept | None:
     upload = st.session_state.get(UPLOAD_KEY)
     kept = st.session_state.get(_KEPT_UPLOAD)
     if upload is not None:
-        if not (isinstance(kept, _Kept) and kept.file_id == upload.file_id):
+        if not (isinstance(kept, _Kept) and upload.file_id in (kept.file_id, kept.superseded)):
             kept = _Kept(upload.file_id, upload.name, upload.getvalue())
             st.session_state[_KEPT_UPLOAD] = kept
+        if kept.document is None:
+            return kept
+    if isinstance(kept, _Kept) and kept.document is not None:
+        st.caption(f"Showing {kept.name}, opened from the Corpus page.")
         return kept
     if isinstance(kept, _Kept):
         st.caption(
@@ -259,6 +283,8 @@ def _upload_input() -> tuple[Source | str, bool]:
     )
     if upload is None:
         return "Upload a file above, or pick a sample.", False
+    if upload.document is not None:
+        return Source(upload.document, text_key(upload.document.text), "upload"), False
     chosen = None if encoding == DETECT else encoding
     loaded = _upload(upload.file_id, upload.name, max_bytes, chosen, upload.data)
     return loaded, isinstance(loaded, str)

@@ -232,8 +232,7 @@ def _open(corpus: Corpus, index: int) -> None:
         st.session_state[common.SOURCE_KEY] = "Sample"
         st.session_state[common.SAMPLE_KEY] = doc.name
     else:
-        st.session_state[common.SOURCE_KEY] = "Paste"
-        st.session_state[common.PASTE_KEY] = doc.document.text
+        common.open_document(doc.document)
     st.session_state[_OPEN_STATE] = True
 
 

@@ -747,6 +747,7 @@ def test_sidebar_settings_survive_a_page_switch_the_browser_did_not_report() -> 
         ("pages/tour_page.py", "A guided tour of chunking"),
         ("pages/explore_page.py", "Explore"),
         ("pages/compare_page.py", "Compare"),
+        ("pages/corpus_page.py", "Corpus"),
         ("pages/semantic_page.py", "Semantic breakpoints"),
         ("pages/map_page.py", "Embedding map"),
         ("pages/evaluate_page.py", "Evaluate"),

@@ -199,12 +199,14 @@ def test_a_click_on_a_sample_opens_it_in_explore() -> None:
     assert name in at.caption[0].value
 
 
-def test_a_click_on_an_uploaded_document_opens_its_text_in_explore() -> None:
-    at = _upload(_page(), ("note.txt", TEXT.encode()))
+def test_a_click_on_an_uploaded_document_opens_it_in_explore_with_its_name() -> None:
+    at = _upload(_page(), ("notes/note.md", TEXT.encode("cp1252")))
     _click_row(at, 0)
     assert at.title[0].value == "Explore"
-    assert at.session_state[common.SOURCE_KEY] == "Paste"
-    assert at.session_state[common.PASTE_KEY] == TEXT
+    assert at.session_state[common.SOURCE_KEY] == "Upload"
+    captions = " ".join(c.value for c in at.sidebar.caption)
+    assert "note.md, opened from the Corpus page" in captions
+    assert "markdown" in captions  # its type, as the corpus read it
     assert next(m.value for m in at.metric if m.label == "Chunks") == str(len(chunking.chunk(TEXT)))
 
 
