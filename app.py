@@ -51,6 +51,12 @@ navigation = st.navigation(
             url_path="compare",
         ),
         st.Page(
+            "pages/corpus_page.py",
+            title="Corpus",
+            icon=":material/library_books:",
+            url_path="corpus",
+        ),
+        st.Page(
             "pages/semantic_page.py",
             title="Semantic",
             icon=":material/show_chart:",
@@ -68,10 +74,17 @@ navigation = st.navigation(
             icon=":material/fact_check:",
             url_path="evaluate",
         ),
+        st.Page(
+            "pages/llm_page.py",
+            title="LLM tools",
+            icon=":material/smart_toy:",
+            url_path="llm",
+        ),
     ]
 )
 with st.sidebar:
     source = common.document_input()
     config = common.strategy_controls(source)
 common.write_url(source, config)
+common.tour_hint(navigation.url_path)
 navigation.run()

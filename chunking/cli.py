@@ -38,9 +38,12 @@ from .core import run
 from .evaluation.cli import add_evaluate_parser
 from .export import TEXT_WRITERS, chunk_pages, iter_records, to_parquet
 from .io import MAX_BYTES_DEFAULT, Document, read_path
+from .llm_cli import add_llm_parsers
+from .models_cli import add_models_parser
 from .params import Param, Strategy
 from .recommend import overlap_for, recommend
 from .report import ChunkWarning, Report, make_report
+from .run_cli import add_run_parser
 from .snippets import TARGETS, seed_tiktoken_cache, snippet
 
 PROG = "chunk-explorer"
@@ -116,7 +119,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_evaluate_parser(commands)
+    add_run_parser(commands)
+    add_models_parser(commands)
     options = _strategy_options()
+    add_llm_parsers(commands, options)
 
     split = commands.add_parser(
         "split",

@@ -6,7 +6,18 @@ strategy is one module here and one entry in that list.
 """
 
 from ..params import Strategy
-from . import code, conversation, hierarchy, html, markdown, recursive, sentences, windows
+from . import (
+    cluster,
+    code,
+    conversation,
+    hierarchy,
+    html,
+    markdown,
+    propositions,
+    recursive,
+    sentences,
+    windows,
+)
 from .semantic.strategy import SEMANTIC
 
 BUILT_IN: tuple[Strategy, ...] = (
@@ -22,4 +33,6 @@ BUILT_IN: tuple[Strategy, ...] = (
     conversation.CONVERSATION,
     hierarchy.HIERARCHY,
     SEMANTIC,
+    cluster.CLUSTER,
+    propositions.PROPOSITIONS,
 )

@@ -1,0 +1,120 @@
+"""Enrichment: a one-sentence summary and keywords per chunk, kept in its metadata.
+
+Summaries need a language model (one call per chunk, through :mod:`chunking.llm.cost`);
+keywords come from YAKE (the ``yake`` package: statistical, no model, instant) or from
+the model. Both end up in ``metadata["summary"]`` and ``metadata["keywords"]``, which
+every export carries (:mod:`chunking.export` writes the metadata as it is); the chunk's
+offsets and text never change (:func:`annotate`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from ..model import Chunk
+from .client import Request
+
+#: Keywords kept per chunk.
+KEYWORDS = 5
+#: Longest phrase YAKE may propose, in words.
+KEYWORD_WORDS = 2
+SUMMARY_SYSTEM = "You write one-sentence summaries of text passages."
+KEYWORD_SYSTEM = "You list the key terms of text passages."
+_LIST_MARK = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
+_BARE_TAG = re.compile(r"</?[\w-]+>")
+
+
+def annotate(chunks: Sequence[Chunk], key: str, values: Sequence[Any]) -> list[Chunk]:
+    """The chunks with ``metadata[key]`` set to each value (offsets and text unchanged);
+    an empty value (``""``, ``[]``) leaves the chunk as it was."""
+    if len(values) != len(chunks):
+        raise ValueError(f"{len(values)} values for {len(chunks)} chunks")
+    return [
+        replace(c, metadata={**c.metadata, key: value}) if value else c
+        for c, value in zip(chunks, values, strict=True)
+    ]
+
+
+def yake_keywords(
+    texts: Iterable[str], top: int = KEYWORDS, language: str = "en"
+) -> list[list[str]]:
+    """The ``top`` keywords of each text by YAKE (no model; best first)."""
+    import yake  # type: ignore[import-untyped]
+
+    extractor = yake.KeywordExtractor(lan=language, n=KEYWORD_WORDS, top=top)
+    return [[phrase for phrase, _ in extractor.extract_keywords(text)] for text in texts]
+
+
+def summary_request(chunk_text: str) -> Request:
+    return Request(
+        "Summarise this passage in one short sentence. Answer with the sentence only.\n\n"
+        f"Passage:\n{chunk_text}",
+        SUMMARY_SYSTEM,
+        max_tokens=60,
+        expected_tokens=30,
+        stop=("\n\n",),
+    )
+
+
+def keyword_request(chunk_text: str) -> Request:
+    return Request(
+        f"List the {KEYWORDS} most important key terms of this passage, separated by "
+        f"commas. Answer with the terms only.\n\nPassage:\n{chunk_text}",
+        KEYWORD_SYSTEM,
+        max_tokens=40,
+        expected_tokens=20,
+    )
+
+
+def first_sentence(answer: str, limit: int = 300) -> str:
+    """The first line of an answer that is not a bare tag (small models echo the
+    prompt's ``<chunk>``), without quotes or a label, at most ``limit`` chars."""
+    lines = (ln.strip() for ln in answer.splitlines())
+    line = next((ln for ln in lines if ln and not _BARE_TAG.fullmatch(ln)), "")
+    line = line.strip('"“”').strip()
+    line = re.sub(r"^(?:summary|context)\s*:\s*", "", line, flags=re.IGNORECASE)
+    line = line.strip('"“”').strip()
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def parse_keywords(answer: str, top: int = KEYWORDS) -> list[str]:
+    """Comma- or line-separated terms of an answer, without list marks or duplicates."""
+    terms: list[str] = []
+    for part in re.split(r"[,\n;]", answer):
+        term = _LIST_MARK.sub("", part).strip().strip('."“”').strip()
+        if term and len(term) <= 60 and term.casefold() not in {t.casefold() for t in terms}:
+            terms.append(term)
+    return terms[:top]
+
+
+def enrichment_requests(
+    document: str,
+    chunks: Sequence[Chunk],
+    *,
+    context: bool = False,
+    summary: bool = False,
+    model_keywords: bool = False,
+) -> dict[str, list[Request]]:
+    """The requests of each model-written field asked for, by metadata key."""
+    from .contextual import context_requests  # contextual builds on this module
+
+    wanted: dict[str, list[Request]] = {}
+    if context:
+        wanted["context"] = context_requests(document, chunks)
+    if summary:
+        wanted["summary"] = [summary_request(c.text) for c in chunks]
+    if model_keywords:
+        wanted["keywords"] = [keyword_request(c.text) for c in chunks]
+    return wanted
+
+
+def annotate_answers(
+    chunks: Sequence[Chunk], field: str, answers: Sequence[str | None]
+) -> list[Chunk]:
+    """The chunks with ``metadata[field]`` from the model's answers (None: not asked yet,
+    left out), cleaned: keywords as a list, other fields as one sentence."""
+    parse = parse_keywords if field == "keywords" else first_sentence
+    return annotate(chunks, field, [parse(a) if a else "" for a in answers])
