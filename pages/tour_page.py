@@ -25,14 +25,21 @@ PAGES = Path(__file__).resolve().parent
 EXPLORE = PAGES / "explore_page.py"
 SEMANTIC = PAGES / "semantic_page.py"
 MAP = PAGES / "map_page.py"
+LLM = PAGES / "llm_page.py"
 #: The URL path of each page a stop opens (as app.py's st.navigation names them).
-URL_PATHS = {EXPLORE: "explore", SEMANTIC: "semantic", MAP: "map"}
+URL_PATHS = {EXPLORE: "explore", SEMANTIC: "semantic", MAP: "map", LLM: "llm"}
 #: The page a tour button asked for; the next run switches to it.
 TARGET_KEY = "_tour_target"
 #: What a slow stop says before it starts, and on the page while that page works.
 SLOW_NOTE = (
     "This stop embeds every sentence of the essay with the model on this machine's CPU: "
     "about 25 s the first time, instant afterwards."
+)
+#: The contextual-retrieval stop: what it costs, said before it starts.
+LLM_NOTE = (
+    "This stop writes a context sentence for each chunk with the offline SmolLM2-135M "
+    "model on this machine's CPU: about 20 s to load it, then several seconds per chunk. "
+    "The page shows the estimated cost and runs only when you click; answers are cached."
 )
 #: The semantic stop's settings; every other semantic parameter (but the model the user
 #: chose) is set to the registry's default when the stop opens.
@@ -54,6 +61,9 @@ class Stop:
     needs_strategy: bool = True
     #: True for stops that embed the document first (announced before they start).
     slow: bool = False
+    #: What a slow stop says before it starts, and how long it takes on its button.
+    slow_note: str = SLOW_NOTE
+    duration: str = "~25 s the first time"
 
 
 @dataclass(frozen=True)
@@ -181,12 +191,13 @@ LEVELS = (
         "them that match questions precisely. A search finds the child and hands the model "
         "its parent. Contextual retrieval goes further: before embedding, a language model "
         "writes a sentence or two placing each chunk within the whole document, and that "
-        "note is embedded with the chunk. Chunk Explorer does not implement contextual "
-        "retrieval: it would need a language model call for every chunk, and this tool "
-        "runs offline without one.",
+        "note is embedded with the chunk. It costs one language-model call per chunk: the "
+        "LLM tools page shows that cost before it runs, with the small offline model "
+        "(weak answers, for trying the idea) or any OpenAI-compatible endpoint.",
         "in the service agreement, parents are about 2,000 characters and children about "
         "500: the chunk table lists both, and each child's metadata names its parent "
-        "('parent') and its level.",
+        "('parent') and its level. On the LLM tools page, read the estimated cost, run the "
+        "contexts, and compare each chunk with the sentence written for it.",
         (
             Stop(
                 "Open parent-child chunks of the service agreement",
@@ -202,8 +213,16 @@ LEVELS = (
                 "hierarchy",
                 {"size": 2000, "unit": "chars"},
             ),
-            # Contextual retrieval (issue 15 item 6): the lead adds its Stop here, calling
-            # the local-LLM function from chunking.llm.
+            Stop(
+                "Contextual retrieval with the offline model",
+                LLM,
+                "technical_guide.md",
+                "recursive",
+                {"size": 1000, "unit": "chars"},
+                slow=True,
+                slow_note=LLM_NOTE,
+                duration="cost shown first",
+            ),
         ),
     ),
 )
@@ -226,7 +245,7 @@ def _open(level: Level, stop: Stop) -> None:
         "page": URL_PATHS[stop.page],
         "title": f"{level.number} · {level.title}",
         "text": level.look_for,
-        "slow": SLOW_NOTE if stop.slow else "",
+        "slow": stop.slow_note if stop.slow else "",
     }
     if stop.strategy in strategies():
         common.apply_config(Config.create(stop.strategy, **stop.params))
@@ -242,7 +261,7 @@ def _open(level: Level, stop: Stop) -> None:
 def stop_button(level: Level, k: int, stop: Stop) -> None:
     problem = available(stop)
     st.button(
-        f"{stop.label} (~25 s the first time)" if stop.slow else stop.label,
+        f"{stop.label} ({stop.duration})" if stop.slow else stop.label,
         key=f"tour_{level.number}_{k}",
         on_click=_open,
         args=(level, stop),
@@ -253,7 +272,7 @@ def stop_button(level: Level, k: int, stop: Stop) -> None:
         icon=":material/arrow_forward:",
     )
     if stop.slow:
-        st.caption(SLOW_NOTE)
+        st.caption(stop.slow_note)
 
 
 def level_card(level: Level) -> None:

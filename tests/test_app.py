@@ -523,6 +523,20 @@ def test_the_slow_tour_stops_are_announced_before_they_start() -> None:
     assert _caption_with(at, "about 25 s the first time")
 
 
+def test_the_fifth_level_runs_contextual_retrieval_with_its_cost_shown_first() -> None:
+    at = _ok(_landing())
+    stop = at.button(key="tour_5_2")
+    assert "Contextual retrieval" in stop.label and "cost shown first" in stop.label
+    assert _caption_with(at, "offline SmolLM2-135M")
+    assert not _caption_with(at, "does not implement")
+    _ok(stop.click().run())
+    at.switch_page("pages/llm_page.py").run()  # AppTest does not follow st.switch_page
+    _ok(at)
+    assert at.selectbox(key=common.SAMPLE_KEY).value == "technical_guide.md"
+    assert any(m.value.startswith("**Cost:**") for m in at.main.markdown)
+    assert any("SmolLM2" in i.value for i in at.main.info)  # the slow note, as the hint
+
+
 def test_uploaded_text_is_decoded_and_chunked() -> None:
     text = "Grüße aus Köln. Ça va très bien, merci. " * 40
     at = _ok(_upload("letter.txt", text.encode("cp1252"), "text/plain"))
