@@ -136,6 +136,9 @@ with detail_col:
     if analysis.pages[index] is not None:
         details["pages"] = analysis.pages[index]
     details["metadata"] = dict(chunk.metadata)
+    notes = kit.llm_notes(document.text, chunk)
+    if notes:  # written on the LLM tools page; the chunk's text and offsets are unchanged
+        details["written by the language model"] = notes
     st.json(details, expanded=True)
 
 # --- downloads -----------------------------------------------------------------------

@@ -551,3 +551,32 @@ def _use_tokenizer(upload_key: str, unit_key: str) -> None:
     if unit not in known:
         known.append(unit)
     st.session_state[unit_key] = unit
+
+
+# ---------------------------------------------------------------- language-model notes
+
+#: The LLM tools page's settings; Explore reads them to show what the model wrote.
+LLM_URL_KEY: Final = "llm.url"
+LLM_MODEL_KEY: Final = "llm.model"
+
+
+def llm_notes(document: str, chunk: Chunk) -> dict[str, str]:
+    """What the model chosen on the LLM tools page already wrote for ``chunk`` (its
+    context sentence, its summary), read from the answer cache: never calls the model."""
+    from chunking.llm import LLMError, make_llm
+    from chunking.llm.cost import cached_answers
+    from chunking.llm.enrich import enrichment_requests, first_sentence
+
+    url = str(st.session_state.get(LLM_URL_KEY) or "").strip()
+    model = str(st.session_state.get(LLM_MODEL_KEY) or "").strip()
+    try:
+        llm = make_llm(url or None, model or None)
+    except LLMError:
+        return {}  # the LLM page says what is wrong with its settings
+    wanted = enrichment_requests(document, [chunk], context=True, summary=True)
+    notes = {}
+    for field, requests in wanted.items():
+        answer = cached_answers(llm, requests)[0]
+        if answer:
+            notes[field] = first_sentence(answer)
+    return notes

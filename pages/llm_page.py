@@ -29,8 +29,8 @@ from chunking.llm.questions import collect_questions, passages, question_request
 from chunking.splitters.propositions import proposition_requests
 from pages import common, kit
 
-URL_KEY = "llm.url"
-MODEL_KEY = "llm.model"
+URL_KEY = kit.LLM_URL_KEY
+MODEL_KEY = kit.LLM_MODEL_KEY
 API_KEY = "llm.key"
 FIELDS_KEY = "llm.fields"
 KEYWORDS_KEY = "llm.keywords"

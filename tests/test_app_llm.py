@@ -113,3 +113,20 @@ def test_propositions_show_their_cost_and_a_run_button() -> None:
     assert any("over the budget of 0 s" in e.value for e in at.error)  # nothing cached yet
     _ok(at.button(key="llm.propositions.run").click().run())
     assert any("cannot reach the endpoint" in e.value for e in at.error)
+
+
+def test_explore_shows_the_context_already_written_for_a_chunk() -> None:
+    from chunking.llm import make_llm
+    from chunking.llm.client import Answer
+    from chunking.llm.contextual import context_request
+
+    at = _page(TEXT)
+    chunks = chunking.chunk(TEXT, "paragraph", size=80)
+    llm = make_llm()  # the offline model, as the page's settings say; never called here
+    request = context_request(TEXT, chunks[0])
+    llm.cache.put(llm.name, request.system, request.prompt, Answer("About shards.", 9, 3, 0.1))
+    _ok(at.switch_page("pages/explore_page.py").run())
+    shown = [j.value for j in at.json]
+    assert any("About shards." in str(value) for value in shown)
+    at.number_input(key="explore.chunk").set_value(1).run()
+    assert not any("About shards." in str(j.value) for j in _ok(at).json)
