@@ -118,11 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="See how RAG chunking strategies cut your documents.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    add_evaluate_parser(commands)
-    add_run_parser(commands)
-    add_models_parser(commands)
     options = _strategy_options()
-    add_llm_parsers(commands, options)
 
     split = commands.add_parser(
         "split",
@@ -182,6 +178,12 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--to", required=True, choices=TARGETS, help="the target library")
     export.add_argument("--output", "-o", metavar="FILE", help="write here instead of stdout")
     export.set_defaults(handler=_cmd_export)
+
+    # Whole corpora, retrieval evaluation, embedding models, language-model techniques.
+    add_run_parser(commands)
+    add_evaluate_parser(commands)
+    add_models_parser(commands)
+    add_llm_parsers(commands, options)
 
     app = commands.add_parser(
         "app",
