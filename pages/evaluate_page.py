@@ -1,5 +1,6 @@
 """Evaluate: how well do chunks answer questions? Gold-span retrieval scores, sweeps,
-advice, and a query playground for documents without gold data.
+retrieval techniques side by side, advice, and a query playground (on the sidebar's
+configuration) for documents without gold data.
 
 The document is the sidebar's (:func:`pages.common.current_source`), nothing else;
 strategies, their parameters and the default model come from the registry. Every piece
@@ -17,8 +18,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from chunking import UNITS, Config, get_strategy, strategies
+from chunking import UNITS, Chunk, Config, strategies
 from chunking.embedding.models import EmbeddingError, get_embedder
+from chunking.embedding.registry import named_models
 from chunking.evaluation import (
     METRIC_LABELS,
     METRICS,
@@ -33,22 +35,51 @@ from chunking.evaluation import (
     questions_from_bytes,
 )
 from chunking.evaluation.advice import report
-from chunking.evaluation.sweep import Digest, Grid, config_label, digest, parse_values, sweep
-from chunking.viz.evaluation import metrics_vs_size, question_scores
+from chunking.evaluation.context import embedded_text, header_contexts, with_context
+from chunking.evaluation.sweep import (
+    SHARE_COLUMNS,
+    Digest,
+    Grid,
+    Snapshot,
+    compare_techniques,
+    config_label,
+    digest,
+    labelled_table,
+    merge_results,
+    models_side_by_side,
+    parse_values,
+    sweep,
+    technique_snapshots,
+    techniques_table,
+)
+from chunking.evaluation.techniques import CONTEXTS, EMBEDDINGS, RETRIEVERS, WINDOW, Technique
+from chunking.viz.evaluation import metrics_vs_size, question_scores, technique_deltas
 from chunking.viz.evidence import EVIDENCE_CSS, LEGEND_HTML, evidence_html
 from pages import common, kit
 
 #: Prefix of this page's widget keys (the question file uploader: ``eval_upload.``).
 P = "eval."
-OWN_ID = "document"
 CHROMA_CORPORA = ("state_of_the_union", "chatlogs", "wikitexts", "pubmed", "finance")
 DEFAULT_CORPORA = ["state_of_the_union", "chatlogs"]
 MODELS = {
     kit.default_model(): f"{kit.default_model()} (bundled, real)",
+    **{m.name: f"{m.name} ({m.note or m.backend})" for m in named_models()[1:]},
     "hash": "hash (instant fake, for trying the page)",
 }
 BUNDLED = "chroma-eval (bundled questions)"
 OWN = "My document + question file"
+#: Returned units offered in the form (``window`` takes its N from a number box).
+RETURNED = {"chunk": "the chunk", "parent": "its parent (parent-child)", "window": "a window"}
+#: Contexts the page offers: the ``llm`` one runs a language model per chunk, which is
+#: for the command line (its cost is shown and confirmed there).
+PAGE_CONTEXTS = tuple(c for c in CONTEXTS if c != "llm")
+LATE_NOTE = (
+    "Late chunking reads the document in windows of the model's length: the bundled "
+    "all-MiniLM-L6-v2 reads 256 word pieces (its BERT base up to 512), so a token sees a "
+    "few paragraphs around it and gains are smaller than with long-context models."
+)
+#: Technique tables kept per session.
+KEPT_TECHNIQUE_TABLES = 4
 
 
 # ------------------------------------------------------------------------- documents
@@ -123,10 +154,11 @@ def own_questions() -> QuestionSet | None:
     if upload is None:
         st.info("Upload a question file with gold reference spans to evaluate on this document.")
         return None
-    documents = {OWN_ID: document[1]}
+    # the document's name is its id: the header context's title
+    documents = {document[0]: document[1]}
     try:
         questions = questions_from_bytes(
-            upload.getvalue(), upload.name, documents, document_id=OWN_ID
+            upload.getvalue(), upload.name, documents, document_id=document[0]
         )
     except QuestionFileError as exc:
         st.error(f"The question file cannot be used: {exc}")
@@ -140,7 +172,7 @@ def own_questions() -> QuestionSet | None:
 # --------------------------------------------------------------------- configurations
 
 
-def grid_controls() -> tuple[Grid, Settings, str] | None:
+def grid_controls() -> tuple[Grid, Settings, list[str], Technique] | None:
     """The sweep form; ``None`` until it is submitted with valid values."""
     names = list(strategies())
     with st.form(f"{P}form"):
@@ -175,7 +207,7 @@ def grid_controls() -> tuple[Grid, Settings, str] | None:
         )
         cols = st.columns([3, 2, 2, 2])
         with cols[0]:
-            model = model_select(f"{P}model")
+            models = models_select(f"{P}models")
         top_k = cols[1].number_input(
             "Top k", 1, 50, 5, persist_state=common.PERSIST, key=f"{P}top_k"
         )
@@ -186,6 +218,7 @@ def grid_controls() -> tuple[Grid, Settings, str] | None:
             key=f"{P}thresholds",
             help="semantic only; empty = its default.",
         )
+        technique = technique_controls()
         langchain = st.toggle(
             "Recursive with the report's LangChain settings",
             True,
@@ -218,12 +251,71 @@ def grid_controls() -> tuple[Grid, Settings, str] | None:
         if langchain and "recursive" in data["strategy"]:
             data["params"] = dict(REPORT_RECURSIVE)
         grid = Grid.from_dict(data)
+        if isinstance(technique, str):
+            raise ValueError(technique)
+        for config in grid.configs()[0]:
+            technique.check(config)
     except ValueError as exc:
         st.error(str(exc))
         return None
+    if not models:
+        st.error("Choose at least one embedding model.")
+        return None
     st.session_state[f"{P}last"] = True
     settings = Settings.chroma(top_k=int(top_k)) if compat else Settings(top_k=int(top_k))
-    return grid, settings, model
+    return grid, settings, models, technique
+
+
+def technique_controls() -> Technique | str:
+    """Retriever, chunk embedding, context and returned unit: a technique, or what is
+    wrong with the choice."""
+    cols = st.columns([2, 2, 2, 2, 1])
+    retriever = cols[0].selectbox(
+        "Retriever",
+        RETRIEVERS,
+        persist_state=common.PERSIST,
+        key=f"{P}retriever",
+        help="dense: cosine similarity of embeddings; bm25: words (bm25s); hybrid: "
+        "reciprocal-rank fusion of both (k = 60).",
+    )
+    embedding = cols[1].selectbox(
+        "Chunk embedding",
+        EMBEDDINGS,
+        persist_state=common.PERSIST,
+        key=f"{P}embedding",
+        help="naive: each chunk alone; late: token vectors of the whole document pooled "
+        "over each chunk. " + LATE_NOTE,
+    )
+    context = cols[2].selectbox(
+        "Context",
+        PAGE_CONTEXTS,
+        persist_state=common.PERSIST,
+        key=f"{P}context",
+        help="headers: the document's title and the chunk's heading path, put before the "
+        "chunk when it is embedded or indexed (the chunk itself is unchanged).",
+    )
+    returned = cols[3].selectbox(
+        "Return",
+        list(RETURNED),
+        format_func=RETURNED.get,
+        persist_state=common.PERSIST,
+        key=f"{P}returned",
+        help="What a retrieved chunk hands over; the metrics score what is returned.",
+    )
+    neighbours = cols[4].number_input(
+        "N",
+        0,
+        20,
+        1,
+        persist_state=common.PERSIST,
+        key=f"{P}window",
+        help="window: N chunks on each side",
+    )
+    unit = f"{WINDOW}{int(neighbours)}" if returned == "window" else str(returned)
+    try:
+        return Technique.parse(str(retriever), str(embedding), str(context), unit)
+    except ValueError as exc:
+        return str(exc)
 
 
 # ------------------------------------------------------------------------ evaluation
@@ -231,52 +323,82 @@ def grid_controls() -> tuple[Grid, Settings, str] | None:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _sweep(
-    set_key: str, grid_json: str, settings_json: str, model: str, _qs: QuestionSet
+    set_key: str,
+    grid_json: str,
+    settings_json: str,
+    technique_json: str,
+    models: tuple[str, ...],
+    _qs: QuestionSet,
 ) -> Digest:
     # No Streamlit call in here: a cached function's elements are replayed on a cache
     # hit, and a progress bar created outside cannot be. warm_up() shows the progress.
     grid = Grid.from_dict(json.loads(grid_json))
     settings = Settings(**json.loads(settings_json))
-    return digest(sweep(_qs.documents, _qs.questions, grid, get_embedder(model), settings))
+    technique = Technique(**json.loads(technique_json))
+    results = [
+        sweep(_qs.documents, _qs.questions, grid, get_embedder(m), settings, None, technique)
+        for m in models
+    ]
+    return digest(merge_results(results))
 
 
 def grid_json(grid: Grid) -> str:
     return json.dumps(grid.to_dict(), sort_keys=True)
 
 
-def warm_up(qs: QuestionSet, grid: Grid, model: str, run_key: str) -> None:
+def embedded_texts(
+    qs: QuestionSet, chunks: Sequence[Chunk], corpus_id: str, technique: Technique
+) -> list[str]:
+    """The texts the model embeds for ``chunks`` with the technique's context (only
+    the leaves, the searched chunks, when parents are returned)."""
+    if technique.context == "headers":
+        chunks = with_context(chunks, header_contexts(qs.documents[corpus_id], chunks, corpus_id))
+    if technique.returned == "parent":
+        chunks = [c for c in chunks if c.metadata.get("children", 0) == 0]
+    return [embedded_text(c) for c in chunks]
+
+
+def warm_up(qs: QuestionSet, grid: Grid, model: str, technique: Technique, run_key: str) -> None:
     """Embed every text the sweep needs, with a progress bar (once per sweep).
 
     The vectors land in the embedder's cache, so the cached sweep that follows finds
     them all and does not embed anything itself. Records (texts requested, texts the
-    model embedded) under ``run_key``.
+    model embedded) under ``run_key``. Late chunking reads whole documents instead: its
+    progress is the spinner's.
     """
     warmed: dict[str, tuple[int, int]] = st.session_state.setdefault(f"{P}warmed", {})
     if run_key in warmed:
         return
     embedder = get_embedder(model)
     before = embedder.encoded
-    configs, _ = grid.configs()
-    ids = list(dict.fromkeys(q.corpus_id for q in qs.questions))
     texts = [q.text for q in qs.questions]
-    for config in configs:  # each shows "Chunking…" the first time
-        for i in ids:
-            texts.extend(c.text for c in kit.chunks(qs.documents[i], config))
-    kit.embed_with_progress(embedder, texts, "Embedding the questions and every chunk")
+    if technique.uses_vectors and technique.embedding == "naive":
+        configs, _ = grid.configs()
+        ids = list(dict.fromkeys(q.corpus_id for q in qs.questions))
+        for config in configs:  # each shows "Chunking…" the first time
+            for i in ids:
+                chunks = kit.chunks(qs.documents[i], config)
+                texts.extend(embedded_texts(qs, chunks, i, technique))
+    kit.embed_with_progress(embedder, texts, f"Embedding the questions and every chunk ({model})")
     warmed[run_key] = (len(texts), embedder.encoded - before)
 
 
 def run_sweep(
-    qs: QuestionSet, grid: Grid, settings: Settings, model: str
+    qs: QuestionSet, grid: Grid, settings: Settings, models: list[str], technique: Technique
 ) -> tuple[Digest, tuple[int, int]] | None:
     """The sweep's results (cached) and (texts requested, texts embedded), after embedding
     what it needs with a progress bar."""
     settings_json = json.dumps(asdict(settings), sort_keys=True)
-    key = (qs.key, grid_json(grid), settings_json, model)
-    run_key = "|".join(key)
+    technique_json = json.dumps(asdict(technique), sort_keys=True)
+    key = (qs.key, grid_json(grid), settings_json, technique_json, tuple(models))
+    counts = [0, 0]
     try:
-        warm_up(qs, grid, model, run_key)
-        with st.spinner("Scoring…"):
+        for model in models:
+            run_key = "|".join([*key[:4], model])
+            warm_up(qs, grid, model, technique, run_key)
+            requested, embedded = st.session_state[f"{P}warmed"][run_key]
+            counts = [counts[0] + requested, counts[1] + embedded]
+        with st.spinner("Scoring…" if technique.embedding == "naive" else "Late embedding…"):
             result = _sweep(*key, qs)
     except EmbeddingError as exc:
         st.error(f"The embedding model cannot be used: {exc}")
@@ -284,22 +406,34 @@ def run_sweep(
     except ValueError as exc:
         st.error(f"The evaluation failed: {exc}")
         return None
-    return result, st.session_state[f"{P}warmed"][run_key]
+    return result, (counts[0], counts[1])
+
+
+def show_table(table: pd.DataFrame, key: str, shares: Sequence[str] = ()) -> None:
+    """A table with every row and column visible (the height fits the rows, the width
+    the page); ``shares`` (columns in [0, 1]) shown as percentages."""
+    st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        height=38 + 35 * len(table),
+        column_config={c: st.column_config.NumberColumn(format="percent") for c in shares},
+        key=key,
+    )
+
+
+def share_labels(table: pd.DataFrame) -> list[str]:
+    """The labelled results table's columns that hold shares."""
+    return [c for c in labelled_table(table[list(SHARE_COLUMNS)]).columns]
 
 
 def results_view(result: Digest, counts: tuple[int, int]) -> None:
     table = result.table
-    shown = table.drop(columns=["config", "questions"])
-    shown = shown[[c for c in shown.columns if shown[c].notna().any()]]
-    st.dataframe(
-        shown,
-        hide_index=True,
-        column_config={
-            c: st.column_config.NumberColumn(format="percent")
-            for c in shown.columns
-            if c.endswith(("_mean", "_std")) or c == "split_share"
-        },
-    )
+    show_table(labelled_table(table), f"{P}results", share_labels(table))
+    if table["model"].nunique(dropna=False) > 1:
+        st.markdown("**Per model**: what a faster model costs in recall.")
+        wide = models_side_by_side(table)
+        show_table(wide, f"{P}per_model", list(wide.columns[2:]))
     st.download_button(
         "Download results (CSV)",
         table.to_csv(index=False),
@@ -332,8 +466,14 @@ def advice_view(result: Digest) -> None:
     st.markdown(report(result.table, metric).markdown())
 
 
+def snapshot_label(snap: Snapshot) -> str:
+    """The configuration, and the model where a sweep compares several."""
+    model = snap.summary.get("model")
+    return f"{snap.label} · {model}" if model else snap.label
+
+
 def question_view(result: Digest, qs: QuestionSet) -> None:
-    labels = [s.label for s in result.snapshots]
+    labels = [snapshot_label(s) for s in result.snapshots]
     chosen = st.selectbox(
         "Configuration",
         range(len(labels)),
@@ -343,14 +483,7 @@ def question_view(result: Digest, qs: QuestionSet) -> None:
     )
     snap = result.snapshots[min(chosen, len(labels) - 1)]
     frame = snap.per_question
-    index = st.selectbox(
-        "Question",
-        range(len(qs.questions)),
-        format_func=lambda i: f"[{qs.questions[i].corpus_id}] {qs.questions[i].text}",
-        persist_state=common.PERSIST,
-        key=f"{P}question",
-    )
-    index = min(index, len(qs.questions) - 1)
+    index = question_select(qs, f"{P}question")
     row = frame.iloc[index]
     cols = st.columns(5)
     for col, metric in zip(cols, METRICS, strict=False):
@@ -365,6 +498,18 @@ def question_view(result: Digest, qs: QuestionSet) -> None:
     if hits:
         st.dataframe(hit_table(text, hits, question.spans), hide_index=True)
     st.plotly_chart(question_scores(frame, "recall" if hits else "precision_omega"), key=f"{P}hist")
+
+
+def question_select(qs: QuestionSet, key: str) -> int:
+    """A question of the set, by its document and text."""
+    index = st.selectbox(
+        "Question",
+        range(len(qs.questions)),
+        format_func=lambda i: f"[{qs.questions[i].corpus_id}] {qs.questions[i].text}",
+        persist_state=common.PERSIST,
+        key=key,
+    )
+    return min(int(index), len(qs.questions) - 1)
 
 
 def hit_table(
@@ -385,17 +530,26 @@ def hit_table(
     return table
 
 
-def model_select(key: str) -> str:
-    """The embedding model: the registry's default (bundled) or the fast fake."""
-    return str(
-        st.selectbox(
-            "Embedding model",
-            list(MODELS),
-            format_func=MODELS.get,
-            persist_state=common.PERSIST,
-            key=key,
-        )
+def models_select(key: str) -> list[str]:
+    """The embedding models to compare: the bundled one, the fast fake, and any other
+    names typed in (named models such as ``minilm-static``, or local model folders)."""
+    chosen = st.multiselect(
+        "Embedding models",
+        list(MODELS),
+        default=[kit.default_model()],
+        format_func=MODELS.get,
+        persist_state=common.PERSIST,
+        key=key,
     )
+    extra = st.text_input(
+        "Other models",
+        "",
+        persist_state=common.PERSIST,
+        key=f"{key}_extra",
+        help="Comma-separated model names or local folders, compared side by side.",
+    )
+    typed = [m.strip() for m in extra.split(",") if m.strip()]
+    return list(dict.fromkeys([*chosen, *typed]))
 
 
 def evaluation_section() -> None:
@@ -408,8 +562,10 @@ def evaluation_section() -> None:
     controls = grid_controls()
     if controls is None:
         return
-    grid, settings, model = controls
-    outcome = run_sweep(qs, grid, settings, model)
+    grid, settings, models, technique = controls
+    if technique.embedding == "late":
+        st.caption(LATE_NOTE)
+    outcome = run_sweep(qs, grid, settings, models, technique)
     if outcome is None:
         return
     result, counts = outcome
@@ -419,30 +575,147 @@ def evaluation_section() -> None:
     advice_view(result)
     st.subheader("Inspect a question")
     question_view(result, qs)
+    st.subheader("Techniques side by side")
+    techniques_section(result, qs, settings, models)
+
+
+# ------------------------------------------------------------------------ techniques
+
+
+@dataclass(frozen=True)
+class TechniqueResult:
+    """A techniques table and what each technique returned per question."""
+
+    table: pd.DataFrame
+    snapshots: tuple[Snapshot, ...]
+
+
+def techniques_section(
+    result: Digest, qs: QuestionSet, settings: Settings, models: Sequence[str]
+) -> None:
+    """Every technique on one configuration of the sweep: the table, the differences
+    from dense retrieval, and what each returned for one question."""
+    st.caption(
+        "One configuration, every technique: BM25, hybrid (reciprocal-rank fusion, k = 60), "
+        "late chunking, header context, late + headers, parent (parent-child configurations "
+        "only), window:1 — and the cluster chunker when it is installed. Times include "
+        "embedding what earlier rows had not embedded. " + LATE_NOTE
+    )
+    labels = [snapshot_label(s) for s in result.snapshots]
+    chosen = st.selectbox(
+        "Base configuration",
+        range(len(labels)),
+        format_func=labels.__getitem__,
+        persist_state=common.PERSIST,
+        key=f"{P}tech_config",
+    )
+    snap = result.snapshots[min(int(chosen), len(labels) - 1)]
+    # the summary names the loaded embedder ("hash-64"); find the name that loads it
+    loaded = {get_embedder(m).name: m for m in models}
+    model = loaded.get(str(snap.summary.get("model")))
+    if model is None:
+        st.info("Techniques need an embedding model; choose one and run the evaluation.")
+        return
+    key = "|".join((qs.key, snap.config_json, json.dumps(asdict(settings)), str(model)))
+    kept: dict[str, TechniqueResult] = st.session_state.setdefault(f"{P}techniques", {})
+    if key not in kept:
+        if not st.button("Compare techniques", key=f"{P}tech_run"):
+            return
+        outcome = run_techniques(
+            qs, Config.from_dict(json.loads(snap.config_json)), str(model), settings
+        )
+        if outcome is None:
+            return
+        kept[key] = outcome
+        while len(kept) > KEPT_TECHNIQUE_TABLES:
+            del kept[next(iter(kept))]
+    techniques_view(kept[key], qs)
+
+
+def run_techniques(
+    qs: QuestionSet, config: Config, model: str, settings: Settings
+) -> TechniqueResult | None:
+    """Evaluate every technique with a progress bar; None after showing why it failed."""
+    bar = st.progress(0.0, text="Comparing techniques")
+    try:
+        embedder = get_embedder(model)
+        runs = compare_techniques(
+            qs.documents,
+            qs.questions,
+            config,
+            embedder,
+            settings,
+            lambda fraction, message: bar.progress(min(fraction, 1.0), text=message[:120]),
+        )
+    except (EmbeddingError, ValueError) as exc:
+        st.error(f"The techniques could not be compared: {exc}")
+        return None
+    finally:
+        bar.empty()
+    return TechniqueResult(techniques_table(runs), technique_snapshots(runs))
+
+
+TECHNIQUE_LABELS = {
+    "technique": "Technique",
+    "configuration": "Configuration",
+    **{m: METRIC_LABELS[m] for m in METRICS},
+    **{f"{m}_delta": f"Δ {METRIC_LABELS[m]}" for m in METRICS},
+    "seconds": "Seconds",
+}
+
+
+def techniques_view(outcome: TechniqueResult, qs: QuestionSet) -> None:
+    table = outcome.table
+    shown = table.rename(columns=TECHNIQUE_LABELS)
+    shares = [TECHNIQUE_LABELS[c] for c in table.columns if c in METRICS or c.endswith("_delta")]
+    show_table(shown, f"{P}tech_table", shares)
+    st.plotly_chart(technique_deltas(table), key=f"{P}tech_chart")
+    st.markdown("**What each technique returned for one question**")
+    index = question_select(qs, f"{P}tech_question")
+    question = qs.questions[index]
+    text = qs.documents[question.corpus_id]
+    st.html(f"<style>{EVIDENCE_CSS}</style>{LEGEND_HTML}")
+    tabs = st.tabs([s.label for s in outcome.snapshots])
+    for tab, snap in zip(tabs, outcome.snapshots, strict=True):
+        with tab:
+            row = snap.per_question.iloc[index]
+            st.caption(
+                " · ".join(
+                    f"{METRIC_LABELS[m]} {row[m]:.1%}" for m in METRICS if not pd.isna(row[m])
+                )
+            )
+            st.html(evidence_html(text, question.spans, snap.hits[index]))
+            if "headers" in snap.label:
+                context_table(snap, question.corpus_id, text, snap.hits[index])
+
+
+def context_table(
+    snap: Snapshot, corpus_id: str, text: str, hits: Sequence[tuple[int, int, int, float]]
+) -> None:
+    """The header context each returned chunk was embedded with (its metadata)."""
+    config = Config.from_dict(json.loads(snap.config_json))
+    chunks = kit.chunks(text, config)
+    contexts = dict(
+        zip(
+            [(c.start, c.end) for c in chunks],
+            header_contexts(text, chunks, corpus_id),
+            strict=True,
+        )
+    )
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "rank": [h[2] for h in hits],
+                "context (embedded before the chunk)": [contexts.get(h[:2], "") for h in hits],
+                "chunk": [" ".join(text[h[0] : h[1]].split())[:100] for h in hits],
+            }
+        ),
+        hide_index=True,
+        width="stretch",
+    )
 
 
 # ------------------------------------------------------------------------ playground
-
-
-def playground_config() -> tuple[Config, int] | None:
-    """A strategy with its size, overlap and unit (the registry's widgets), and top k."""
-    names = [n for n, s in strategies().items() if s.limit_param]
-    cols = st.columns([2, 5, 1])
-    name = cols[0].selectbox("Strategy", names, persist_state=common.PERSIST, key=f"{P}pg_strategy")
-    spec = get_strategy(name)
-    shown = [n for n in (spec.limit_param, "overlap", "unit") if n in spec.param_names]
-    with cols[1]:
-        values = kit.param_controls(
-            name, shown, lambda p: kit.param_key(name, p, f"{P}pg."), columns=len(shown)
-        )
-    top_k = int(
-        cols[2].number_input("Top k", 1, 50, 5, persist_state=common.PERSIST, key=f"{P}pg_k")
-    )
-    built = common.build_config(name, values)
-    if isinstance(built, str):
-        st.error(built)
-        return None
-    return built, top_k
 
 
 def playground_section() -> None:
@@ -454,17 +727,32 @@ def playground_section() -> None:
     if document is None:
         return
     name, text = document
-    chosen = playground_config()
-    model = model_select(f"{P}pg_model")
+    config = common.current_config()
+    if config is None:
+        st.error("The sidebar's configuration is not valid; fix it there to query its chunks.")
+        return
+    cols = st.columns([3, 1])
+    model = str(
+        cols[0].selectbox(
+            "Embedding model",
+            list(MODELS),
+            format_func=MODELS.get,
+            persist_state=common.PERSIST,
+            key=f"{P}pg_model",
+        )
+    )
+    top_k = int(
+        cols[1].number_input("Top k", 1, 50, 5, persist_state=common.PERSIST, key=f"{P}pg_k")
+    )
     query = st.text_input(
         "Query",
         persist_state=common.PERSIST,
         key=f"{P}pg_query",
         placeholder="Ask something the document answers",
     )
-    if chosen is None or not query.strip():
+    st.caption(f"Chunks of the sidebar's configuration: {config_label(config)}.")
+    if not query.strip():
         return
-    config, top_k = chosen
     chunks = kit.safe_chunks(text, config)
     if isinstance(chunks, str):
         st.error(chunks)

@@ -653,27 +653,27 @@ def test_evaluate_page_runs_a_sweep_with_the_fake_model():
 
     at = AppTest.from_file(str(ROOT / "pages" / "evaluate_page.py"), default_timeout=120).run()
     assert not at.exception, [e.value for e in at.exception]
-    at.selectbox(key="eval.model").set_value("hash")
+    at.multiselect(key="eval.models").set_value(["hash"])
     at.multiselect(key="eval.corpora").set_value(["chatlogs"])
     at.text_input(key="eval.sizes").set_value("200, 400")
     next(b for b in at.button if b.label == "Run evaluation").click()
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    frames = [d.value for d in at.dataframe if "recall_mean" in d.value.columns]
+    frames = [d.value for d in at.dataframe if "Recall" in d.value.columns]
     assert len(frames) == 1 and len(frames[0]) == 4  # recursive, token × 200, 400
     evidence = [h.value for h in at.html if 'class="ev-doc"' in h.value]
     assert evidence and "<script" not in evidence[-1]
     assert any("Best for Recall" in m.value for m in at.markdown)
     # A second session with the same settings is served from st.cache_data.
     again = AppTest.from_file(str(ROOT / "pages" / "evaluate_page.py"), default_timeout=120).run()
-    again.selectbox(key="eval.model").set_value("hash")
+    again.multiselect(key="eval.models").set_value(["hash"])
     again.multiselect(key="eval.corpora").set_value(["chatlogs"])
     again.text_input(key="eval.sizes").set_value("200, 400")
     next(b for b in again.button if b.label == "Run evaluation").click()
     again.run()
     assert not again.exception, [e.value for e in again.exception]
-    table = next(d.value for d in again.dataframe if "recall_mean" in d.value.columns)
-    assert table["recall_mean"].tolist() == frames[0]["recall_mean"].tolist()
+    table = next(d.value for d in again.dataframe if "Recall" in d.value.columns)
+    assert table["Recall"].tolist() == frames[0]["Recall"].tolist()
 
 
 # The playground on the sidebar's document: tests/test_app.py.

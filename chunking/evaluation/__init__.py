@@ -48,13 +48,25 @@ from .spans import (
     total_length,
     union,
 )
-from .sweep import Digest, Grid, SweepResult, digest, load_grid, results_table, sweep
+from .sweep import (
+    Digest,
+    Grid,
+    SweepResult,
+    compare_techniques,
+    digest,
+    load_grid,
+    results_table,
+    sweep,
+    techniques_table,
+)
+from .techniques import TABLE_TECHNIQUES, Technique
 
 __all__ = [
     "METRICS",
     "METRIC_LABELS",
     "REPORT_RECURSIVE",
     "REPORT_SEPARATORS",
+    "TABLE_TECHNIQUES",
     "Advice",
     "Digest",
     "Evaluation",
@@ -67,12 +79,14 @@ __all__ = [
     "Scores",
     "Settings",
     "SweepResult",
+    "Technique",
     "add_evaluate_parser",
     "advise",
     "as_spans",
     "best_row",
     "chroma_eval_dir",
     "chunk_spans",
+    "compare_techniques",
     "config_columns",
     "digest",
     "evaluate",
@@ -93,6 +107,7 @@ __all__ = [
     "retrieval_scores",
     "split_references",
     "sweep",
+    "techniques_table",
     "total_length",
     "union",
 ]

@@ -17,7 +17,14 @@ Character precision is low by construction when gold spans are short and k chunk
 retrieved (a 150-character answer in five 800-character chunks is at most 3.75 %), so
 the precision rule fires on almost every configuration; the advice says so with the
 numbers, so that the user reads it as "smaller chunks are more precise" rather than as
-a target.
+a target. When even one well-aimed chunk of the suggested size could not reach the
+floor (a question's gold text is much shorter than a chunk), the rule's message says so
+itself instead of asking for 0.7 and then calling it unreachable.
+
+Where chunks are longer than the embedding model reads (its own word pieces), the
+advice says how many: the model embedded only their beginning, so a size under the
+model's window is suggested for this model (a larger size may still suit the LLM that
+reads the chunks, at the cost of retrieval on their ends).
 """
 
 from __future__ import annotations
@@ -108,8 +115,7 @@ def advise(row: Mapping[str, Any]) -> Advice:
     overlap = config.params.get("overlap")
     new_size, ratio = size, (overlap / size if size and overlap is not None else None)
     if precision < PRECISION_FLOOR:
-        firings.append(_precision_firing(precision, size))
-        notes.append(_precision_ceiling_note(row))
+        firings.append(_precision_firing(precision, size, row))
         if size is not None:
             new_size = max(1, round(size * (1 - SIZE_CUT)))
     if recall < RECALL_FLOOR:
@@ -121,19 +127,55 @@ def advise(row: Mapping[str, Any]) -> Advice:
             )
         else:
             ratio = min(ratio + OVERLAP_STEP, MAX_OVERLAP_RATIO)
+    notes.append(_truncation_note(row))
     suggestion = _suggest(config, new_size, ratio) if firings else None
     return Advice(config, tuple(firings), suggestion, tuple(n for n in notes if n))
 
 
-def _precision_firing(precision: float, size: int | None) -> Firing:
+def _precision_firing(precision: float, size: int | None, row: Mapping[str, Any]) -> Firing:
     target = f"{size} → {max(1, round(size * (1 - SIZE_CUT)))}" if size else "smaller chunks"
-    return Firing(
-        "precision",
-        "precision",
-        precision,
-        PRECISION_FLOOR,
-        f"Precision {_ratio_text(precision)} < {PRECISION_FLOOR}: reduce the chunk size by "
-        f"{SIZE_CUT:.0%} ({target}).",
+    ceiling = _precision_ceiling(row)
+    if ceiling is None or ceiling >= PRECISION_FLOOR:
+        reason = (
+            f"Precision {_ratio_text(precision)} < {PRECISION_FLOOR}: reduce the chunk size "
+            f"by {SIZE_CUT:.0%} ({target})."
+        )
+    else:
+        gold, chunk = float(row["mean_gold_chars"]), float(row["mean_chunk_chars"])
+        reason = (
+            f"Precision {_ratio_text(precision)} < {PRECISION_FLOOR}, and {PRECISION_FLOOR} is "
+            f"out of reach here: precision is counted in characters, a question's gold text "
+            f"averages {gold:.0f} characters and a chunk {chunk:.0f}, so even a single "
+            f"well-aimed chunk {SIZE_CUT:.0%} smaller would score at most {ceiling:.2f}. "
+            f"Smaller chunks are still more precise: try {target} and keep it if recall holds."
+        )
+    return Firing("precision", "precision", precision, PRECISION_FLOOR, reason)
+
+
+def _precision_ceiling(row: Mapping[str, Any]) -> float | None:
+    """The best precision one retrieved chunk of the rule's smaller size could reach:
+    the gold characters over the chunk's (``None`` without the chunk statistics)."""
+    gold, chunk = row.get("mean_gold_chars"), row.get("mean_chunk_chars")
+    if not gold or not chunk or _missing(gold) or _missing(chunk):
+        return None
+    return min(1.0, float(gold) / (float(chunk) * (1 - SIZE_CUT)))
+
+
+def _missing(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
+
+
+def _truncation_note(row: Mapping[str, Any]) -> str:
+    """What the model did not read, where chunks are longer than its window."""
+    share, limit = row.get("truncated_share"), row.get("model_limit")
+    if not share or not limit or _missing(share) or _missing(limit):
+        return ""
+    model = row.get("model") or "the embedding model"
+    return (
+        f"{share:.0%} of these chunks are longer than {model} reads ({int(limit)} of its word "
+        "pieces): it embedded only their beginning, so text near their end cannot be found. "
+        f"For this model prefer chunks under about {int(limit)} word pieces (or a "
+        "long-context model); a larger size only suits the LLM that reads the chunks."
     )
 
 
@@ -151,18 +193,6 @@ def _recall_firing(recall: float, overlap: int | None, size: int | None) -> Firi
         RECALL_FLOOR,
         f"Recall {_ratio_text(recall)} < {RECALL_FLOOR}: increase the overlap by "
         f"{OVERLAP_STEP:.0%} of the chunk size ({change}).",
-    )
-
-
-def _precision_ceiling_note(row: Mapping[str, Any]) -> str:
-    gold, chunk = row.get("mean_gold_chars"), row.get("mean_chunk_chars")
-    if not gold or not chunk:
-        return ""
-    return (
-        f"Precision is counted in characters: the gold text of a question averages {gold:.0f} "
-        f"characters and a chunk {chunk:.0f}, so retrieving several chunks keeps precision far "
-        f"below {PRECISION_FLOOR} at any useful size. Read this rule as 'smaller chunks are "
-        "more precise' and watch recall as the size drops."
     )
 
 
@@ -209,6 +239,11 @@ class Report:
 
     def lines(self) -> list[str]:
         label = config_label(Config.from_dict(json.loads(self.best["config"])))
+        technique, model = self.best.get("technique"), self.best.get("model")
+        extra = [str(technique)] if technique and technique != "dense" else []
+        extra += [str(model)] if isinstance(model, str) and model else []
+        if extra:
+            label += f" ({', '.join(extra)})"
         name = METRIC_LABELS[self.metric]
         scores = ", ".join(
             f"{_lower(METRIC_LABELS[m])} {self.best[f'{m}_mean']:.3f}"
@@ -244,6 +279,10 @@ def report(table: pd.DataFrame, metric: str = "recall") -> Report:
     advice = advise(best)
     found = None
     if advice.suggestion is not None:
-        match = table[table["config"] == advice.suggestion.to_json()]
+        same = table["config"] == advice.suggestion.to_json()
+        for column in ("model", "technique"):
+            if column in table and column in best:
+                same &= table[column].fillna("") == (best[column] or "")
+        match = table[same]
         found = match.iloc[0].to_dict() if len(match) else None
     return Report(metric, best.to_dict(), advice, found)

@@ -6,6 +6,9 @@
         --strategy recursive token --size 200 400 --overlap 0 --unit tokens
     chunk-explorer evaluate --questions q.jsonl --corpus docs/ --sweep grid.json --format csv
     chunk-explorer evaluate --questions q.csv --corpus docs/ --model none   # precision_Ω only
+    chunk-explorer evaluate --questions q.csv --corpus docs/ --retriever hybrid --return window:1
+    chunk-explorer evaluate --questions q.csv --corpus docs/ --size 250 --techniques
+    chunk-explorer evaluate --questions q.csv --corpus docs/ --model all-MiniLM-L6-v2,hash
 
 The table goes to stdout; with ``--format table`` the best configuration for
 ``--metric`` and the tuning advice follow it. Progress goes to stderr when it is a
@@ -23,17 +26,39 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .advice import report
-from .core import METRIC_LABELS, METRICS, Settings
-from .questions import read_corpus, read_questions, renumber
-from .sweep import AXES, Grid, SweepResult, load_grid, sweep
+from .core import METRIC_LABELS, METRICS, Settings, chunk_documents
+from .questions import Question, read_corpus, read_questions, renumber
+from .sweep import (
+    AXES,
+    Grid,
+    SweepResult,
+    compare_techniques,
+    load_grid,
+    merge_results,
+    models_side_by_side,
+    sweep,
+    techniques_table,
+)
+from .techniques import CONTEXTS, EMBEDDINGS, RETRIEVERS, Technique
 
 if TYPE_CHECKING:
     import pandas as pd
 
 PROG = "chunk-explorer evaluate"
 NO_MODEL = "none"
+DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 EXIT_USAGE = 2
-DISPLAY_COLUMNS = ("strategy", "size", "overlap", "unit", "threshold", "n_chunks", "mean_tokens")
+DISPLAY_COLUMNS = (
+    "strategy",
+    "size",
+    "overlap",
+    "unit",
+    "threshold",
+    "model",
+    "technique",
+    "n_chunks",
+    "mean_tokens",
+)
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -67,10 +92,42 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     parser.add_argument("--top-k", type=int, default=5, help="chunks retrieved per question")
     parser.add_argument(
         "--model",
-        default="all-MiniLM-L6-v2",
-        help="embedding model (bundled default), a local model folder, 'hash' (fake) or "
-        "'none' (no retrieval: precision_Ω and split share only)",
+        action="append",
+        metavar="NAME",
+        help="embedding model (default: the bundled all-MiniLM-L6-v2), a named model (see "
+        "chunk-explorer models), a local model folder, 'hash' (fake) or 'none' (no "
+        "retrieval: precision_Ω and split share only). Repeat it or give a comma list to "
+        "compare models side by side",
     )
+    technique = parser.add_argument_group("retrieval technique (see the README)")
+    technique.add_argument("--retriever", choices=RETRIEVERS, default="dense")
+    technique.add_argument(
+        "--embedding",
+        choices=EMBEDDINGS,
+        default="naive",
+        help="late: pool token vectors of the whole document over each chunk's span",
+    )
+    technique.add_argument(
+        "--context",
+        choices=CONTEXTS,
+        default="none",
+        help="text put before each chunk when it is embedded or indexed",
+    )
+    technique.add_argument(
+        "--return",
+        dest="returned",
+        default="chunk",
+        metavar="chunk|parent|window:N",
+        help="what a retrieved chunk returns: itself, its parent (parent-child "
+        "configurations) or itself with N neighbours on each side",
+    )
+    technique.add_argument(
+        "--techniques",
+        action="store_true",
+        help="compare every technique on one configuration (dense, bm25, hybrid, late, "
+        "headers, late + headers, parent, window:1) instead of a sweep",
+    )
+    _add_llm_arguments(parser)
     parser.add_argument(
         "--scope",
         choices=("document", "all"),
@@ -89,6 +146,15 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     parser.set_defaults(handler=run_evaluate)
     return parser
+
+
+def _add_llm_arguments(parser: argparse.ArgumentParser) -> None:
+    """The language-model options of ``--context llm``, when :mod:`chunking.llm` is here."""
+    try:
+        from ..llm.options import add_llm_arguments  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return
+    add_llm_arguments(parser)
 
 
 def add_evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -160,34 +226,137 @@ def _progress(enabled: bool, out: TextIO):  # -> Progress | None
     return show
 
 
+def model_names(values: Sequence[str] | None) -> list[str]:
+    """``--model`` values as a list of names: repeated flags and comma lists, in order,
+    without duplicates; the bundled model when none is given."""
+    names = [n.strip() for v in values or [] for n in v.split(",") if n.strip()]
+    return list(dict.fromkeys(names)) or [DEFAULT_MODEL_NAME]
+
+
+def _questions(args: argparse.Namespace, documents: dict[str, str]) -> list[Question]:
+    questions = read_questions(args.questions, documents)
+    if not args.corpus_id:
+        return questions
+    missing = [i for i in args.corpus_id if i not in documents]
+    if missing:
+        raise ValueError(f"--corpus-id {missing[0]!r}: no such document in {args.corpus}")
+    chosen = renumber([q for q in questions if q.corpus_id in args.corpus_id])
+    if not chosen:
+        raise ValueError("no question is about the documents given with --corpus-id")
+    return chosen
+
+
+def _technique(args: argparse.Namespace, grid: Grid) -> Technique:
+    """The technique of the flags, checked against every configuration of the grid."""
+    technique = Technique.parse(args.retriever, args.embedding, args.context, args.returned)
+    if not args.techniques:
+        for config in grid.configs()[0]:
+            technique.check(config)
+    return technique
+
+
+def _llm(
+    args: argparse.Namespace,
+    technique: Technique,
+    grid: Grid,
+    documents: dict[str, str],
+    questions: Sequence[Question],
+) -> Any:
+    """The language model of ``--context llm``, once the user accepted its cost."""
+    if technique.context != "llm":
+        return None
+    try:
+        from ..llm.contextual import context_requests  # type: ignore[import-not-found,unused-ignore]
+        from ..llm.cost import estimate  # type: ignore[import-not-found,unused-ignore]
+        from ..llm.options import (  # type: ignore[import-not-found,unused-ignore]
+            client_from_args,
+            confirm,
+        )
+    except ImportError:
+        raise ValueError(
+            "--context llm needs the chunking.llm package, which is not installed here"
+        ) from None
+    llm = client_from_args(args)
+    ids = list(dict.fromkeys(q.corpus_id for q in questions))
+    configs, _ = grid.configs()
+    requests = [
+        request
+        for config in configs
+        for i, chunks in chunk_documents(documents, config, ids).items()
+        for request in context_requests(documents[i], chunks, i)
+    ]
+    confirm(estimate(llm, requests), llm, bool(getattr(args, "yes", False)))
+    return llm
+
+
+def _embedder(name: str):  # -> Embedder | None
+    if name.lower() == NO_MODEL:
+        return None
+    from ..embedding.models import get_embedder
+
+    return get_embedder(name)
+
+
 def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    """The ``evaluate`` handler: load, sweep, print."""
+    """The ``evaluate`` handler: load, sweep (per model) or compare techniques, print."""
     out = out or sys.stdout
     if args.top_k < 1:
         raise ValueError(f"--top-k must be at least 1; got {args.top_k}")
     grid = build_grid(args)
+    technique = _technique(args, grid)
+    models = model_names(args.model)
     documents = read_corpus(args.corpus)
-    questions = read_questions(args.questions, documents)
-    if args.corpus_id:
-        missing = [i for i in args.corpus_id if i not in documents]
-        if missing:
-            raise ValueError(f"--corpus-id {missing[0]!r}: no such document in {args.corpus}")
-        questions = renumber([q for q in questions if q.corpus_id in args.corpus_id])
-        if not questions:
-            raise ValueError("no question is about the documents given with --corpus-id")
-    embedder = None
-    if args.model.strip().lower() != NO_MODEL:
-        from ..embedding.models import get_embedder
-
-        embedder = get_embedder(args.model)
+    questions = _questions(args, documents)
     make = Settings.chroma if args.chroma_compat else Settings
     settings = make(top_k=args.top_k, scope=args.scope)
     show = not args.quiet and sys.stderr.isatty()
-    result = sweep(documents, questions, grid, embedder, settings, _progress(show, sys.stderr))
+    if args.techniques:
+        _run_techniques(args, grid, models, documents, questions, settings, out)
+        return 0
+    llm = _llm(args, technique, grid, documents, questions)
+    results = []
+    for name in models:
+        embedder = _embedder(name)
+        progress = _progress(show, sys.stderr)
+        results.append(
+            sweep(documents, questions, grid, embedder, settings, progress, technique, llm)
+        )
     if show:
         sys.stderr.write("\n")
-    write_result(result, args.format, args.metric, out)
+    write_result(merge_results(results), args.format, args.metric, out)
     return 0
+
+
+def _run_techniques(
+    args: argparse.Namespace,
+    grid: Grid,
+    models: list[str],
+    documents: dict[str, str],
+    questions: list[Question],
+    settings: Settings,
+    out: TextIO,
+) -> None:
+    """Print the techniques table of the grid's one configuration."""
+    configs, _ = grid.configs()
+    if len(configs) != 1:
+        raise ValueError(
+            f"--techniques compares techniques on one configuration; the flags give "
+            f"{len(configs)} (give one strategy, size, overlap and unit)"
+        )
+    if len(models) != 1:
+        raise ValueError("--techniques takes one --model")
+    show = not args.quiet and sys.stderr.isatty()
+    runs = compare_techniques(
+        documents,
+        questions,
+        configs[0],
+        _embedder(models[0]),
+        settings,
+        _progress(show, sys.stderr),
+    )
+    if show:
+        sys.stderr.write("\n")
+    write_techniques(techniques_table(runs), args.format, out)
 
 
 # -------------------------------------------------------------------------- output
@@ -232,6 +401,11 @@ def write_result(result: SweepResult, fmt: str, metric: str, out: TextIO) -> Non
         out.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
         return
     out.write(display_table(table).to_string(index=False) + "\n\n")
+    if table["model"].nunique(dropna=False) > 1:
+        wide = models_side_by_side(table)
+        for column in wide.columns[2:]:
+            wide[column] = [f"{100 * v:.1f}" for v in wide[column]]
+        out.write("Per model (percent):\n" + wide.to_string(index=False) + "\n\n")
     for line in _advice_lines(table, metric):
         out.write(line + "\n")
     if result.skipped:
@@ -241,3 +415,31 @@ def write_result(result: SweepResult, fmt: str, metric: str, out: TextIO) -> Non
             f"\nEmbedded {result.texts_embedded:,} of {result.texts_requested:,} texts "
             "requested (the rest came from the cache).\n"
         )
+
+
+def display_techniques(table: pd.DataFrame) -> pd.DataFrame:
+    """The techniques table as people read it: percentages and signed differences."""
+    shown = table[["technique", "configuration"]].copy()
+    for metric in METRICS:
+        label = METRIC_LABELS[metric]
+        shown[label] = [_point(v) for v in table[metric]]
+        shown[f"Δ {label}"] = [_point(v, signed=True) for v in table[f"{metric}_delta"]]
+    shown["seconds"] = [f"{v:.1f}" for v in table["seconds"]]
+    return shown
+
+
+def _point(value: float, signed: bool = False) -> str:
+    if math.isnan(value):
+        return "—"
+    return f"{100 * value:+.1f}" if signed else f"{100 * value:.1f}"
+
+
+def write_techniques(table: pd.DataFrame, fmt: str, out: TextIO) -> None:
+    """Print the techniques table (metrics in percent for ``table``)."""
+    if fmt == "csv":
+        table.to_csv(out, index=False)
+    elif fmt == "json":
+        out.write(json.dumps(json.loads(table.to_json(orient="records")), indent=2) + "\n")
+    else:
+        out.write(display_techniques(table).to_string(index=False) + "\n")
+        out.write("\nMetrics in percent; Δ: difference from plain dense retrieval.\n")

@@ -6,8 +6,13 @@ cosine similarity. Then score the retrieved spans against the gold spans
 (:mod:`chunking.evaluation.spans`), per question, and summarise as mean ± standard
 deviation (population std, ``ddof=0``, as the report's code computes it).
 
+How chunks are retrieved, embedded, given context and returned is a
+:class:`~chunking.evaluation.techniques.Technique` (dense retrieval of chunks by
+default); recall, precision and IoU score the spans that are *returned* (a parent, a
+window), precision_Ω the chunks themselves.
+
 precision_Ω and the share of gold spans split across chunks need no embedding model:
-pass ``embedder=None`` to compute only those.
+pass ``embedder=None`` to compute only those (or retrieve with ``bm25``).
 
 Two quirks of the report's code are available for reproducing its numbers exactly
 (:attr:`Settings.chroma`): a chunk that only *touches* a reference counts as
@@ -32,8 +37,11 @@ from ..config import Config
 from ..core import run
 from ..model import Chunk
 from ..units import get_sizer
+from .context import context_provider, embedded_text, with_context
 from .questions import Question
+from .retrievers import BM25Index, reciprocal_rank_fusion
 from .spans import SpanArray, as_spans, precision_omega, retrieval_scores, split_references
+from .techniques import DENSE, Technique, window_size
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -127,11 +135,14 @@ def chunk_spans(document: str, chunks: Sequence[Chunk], by_text: bool = False) -
 
 @dataclass(frozen=True)
 class Retrieved:
-    """The chunks retrieved for one question, best first."""
+    """What was returned for one question, best first: the document and index of each
+    returned chunk (the parent's, for ``parent``), its score and the span returned (the
+    chunk's, its parent's or its window's)."""
 
     corpus_ids: tuple[str, ...]
     chunk_indices: np.ndarray
     scores: np.ndarray
+    spans: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,6 +166,13 @@ class Evaluation:
     texts_requested: int = 0
     texts_embedded: int = 0
     chunk_tokens: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    technique: Technique = DENSE
+    #: Chunk texts embedded alone, how many of them were longer than the model reads
+    #: (its own word pieces, context included), and that limit. Late chunking and BM25
+    #: embed no chunk alone: nothing is truncated and the limit is None.
+    embedded_chunks: int = 0
+    truncated: int = 0
+    model_limit: int | None = None
 
     @property
     def n_chunks(self) -> int:
@@ -196,6 +214,8 @@ class Evaluation:
         """One flat row: configuration, chunk statistics, metric means and stds."""
         row: dict[str, Any] = config_columns(self.config)
         row.update(
+            model=self.model,
+            technique=self.technique.name,
             n_chunks=self.n_chunks,
             mean_tokens=round(self.mean_tokens, 1),
             mean_chunk_chars=round(self.mean_chunk_chars, 1),
@@ -205,6 +225,10 @@ class Evaluation:
             row[f"{metric}_mean"] = self.mean(metric)
             row[f"{metric}_std"] = self.std(metric)
         row["split_share"] = self.split_share
+        row["truncated_share"] = (
+            self.truncated / self.embedded_chunks if self.embedded_chunks else 0.0
+        )
+        row["model_limit"] = self.model_limit
         row["questions"] = len(self.questions)
         row["config"] = self.config.to_json()
         return row
@@ -236,12 +260,11 @@ class Evaluation:
         hit = self.retrieved[question]
         own = self.questions[question].corpus_id
         out = []
-        for rank, (cid, idx, score) in enumerate(
-            zip(hit.corpus_ids, hit.chunk_indices, hit.scores, strict=True), start=1
+        for rank, (cid, span, score) in enumerate(
+            zip(hit.corpus_ids, hit.spans, hit.scores, strict=True), start=1
         ):
             if cid == own:
-                start, end = self.chunk_spans[cid][int(idx)]
-                out.append((int(start), int(end), rank, float(score)))
+                out.append((int(span[0]), int(span[1]), rank, float(score)))
         return out
 
 
@@ -292,10 +315,18 @@ def evaluate(
     embedder: Embedder | None = None,
     settings: Settings | None = None,
     progress: Progress | None = None,
+    technique: Technique = DENSE,
+    llm: Any = None,
 ) -> Evaluation:
-    """Score ``config`` on ``questions``; see the module docstring for what is computed."""
+    """Score ``config`` on ``questions``; see the module docstring for what is computed.
+
+    ``technique`` says how chunks are retrieved and what is returned
+    (:mod:`chunking.evaluation.techniques`); ``llm`` is the language model of the
+    ``llm`` context. Retrieval needs ``embedder`` unless the retriever is ``bm25``.
+    """
     if not questions:
         raise ValueError("there are no questions to evaluate")
+    technique.check(config)
     settings = settings or Settings()
     report = progress or _silent
     ids = _used_ids(questions, documents)
@@ -313,11 +344,21 @@ def evaluate(
     scores["precision_omega"] = omega
     retrieved = None
     requested = embedded = 0
-    if embedder is not None:
-        before = embedder.encoded
-        retrieved, requested = _retrieve(chunks, questions, embedder, settings, report)
-        embedded = embedder.encoded - before
-        _score_retrievals(questions, located, retrieved, scores)
+    alone: list[str] = []
+    retrieves = embedder is not None or not technique.uses_vectors
+    if retrieves:
+        provider = context_provider(technique.context, llm)
+        if provider is not None:
+            report(0.02, f"Writing the {technique.context} context of every chunk")
+            chunks = {i: with_context(c, provider(documents[i], c, i)) for i, c in chunks.items()}
+        before = embedder.encoded if embedder is not None else 0
+        search = _Search(documents, chunks, located, technique, embedder, report)
+        retrieved, requested = search.run(questions, settings)
+        embedded = embedder.encoded - before if embedder is not None else 0
+        _score_retrievals(questions, retrieved, scores)
+        if technique.uses_vectors and technique.embedding == "naive":
+            alone = [embedded_text(c) for i in ids for c in search.searched_chunks(i)]
+    limit = embedder.token_limit if embedder is not None and alone else None
     report(1.0, "Done")
     return Evaluation(
         config=config,
@@ -332,7 +373,17 @@ def evaluate(
         texts_requested=requested,
         texts_embedded=embedded,
         chunk_tokens=_token_sizes(chunks, config),
+        technique=technique,
+        embedded_chunks=len(alone),
+        truncated=_over_limit(alone, embedder) if embedder is not None and alone else 0,
+        model_limit=limit,
     )
+
+
+def _over_limit(texts: Sequence[str], embedder: Embedder) -> int:
+    """How many texts are longer than the model reads (in its own word pieces)."""
+    limit = embedder.token_limit
+    return sum(n > limit for n in embedder.count_tokens_batch(texts))
 
 
 def _omega_scores(
@@ -361,59 +412,191 @@ def _split_counts(
     )
 
 
-def _retrieve(
-    chunks: Mapping[str, Sequence[Chunk]],
-    questions: Sequence[Question],
-    embedder: Embedder,
-    settings: Settings,
-    report: Progress,
-) -> tuple[tuple[Retrieved, ...], int]:
-    """Embed chunks and questions; the top ``k`` chunks per question, best first."""
-    ids = list(chunks)
-    texts = [c.text for i in ids for c in chunks[i]]
-    owners = np.array([i for i in ids for _ in chunks[i]], dtype=object)
-    local = np.array([c.index for i in ids for c in chunks[i]], dtype=np.int64)
-    total = len(texts) + len(questions)
+class _Search:
+    """Retrieval with one technique over the chunks of every document.
 
-    def step(offset: int) -> Callable[[int, int], None]:
-        return lambda done, _n: report(
-            0.05 + 0.9 * (offset + done) / max(total, 1), f"Embedding {total:,} texts"
+    Chunks are laid out flat (document after document). A *unit* is what is returned
+    for a chunk: the chunk itself, or its parent for ``parent``; units are returned
+    at most once per question, so ``top_k`` distinct units come back.
+    """
+
+    def __init__(
+        self,
+        documents: Mapping[str, str],
+        chunks: Mapping[str, Sequence[Chunk]],
+        located: Mapping[str, SpanArray],
+        technique: Technique,
+        embedder: Embedder | None,
+        report: Progress,
+    ) -> None:
+        self.documents, self.chunks, self.located = documents, chunks, located
+        self.technique, self.embedder, self.report = technique, embedder, report
+        ids = list(chunks)
+        self.owners = np.array([i for i in ids for _ in chunks[i]], dtype=object)
+        self.units = np.concatenate(
+            [_units(chunks[i], technique) for i in ids] or [np.zeros(0, dtype=np.int64)]
         )
+        self.unit_spans = {i: _unit_spans(located[i], technique) for i in ids}
+        # for parent, only the leaves are searched: the small chunks that are embedded
+        self.searched = (
+            np.array([c.metadata.get("children", 0) == 0 for i in ids for c in chunks[i]])
+            if technique.returned == "parent"
+            else np.ones(len(self.owners), dtype=bool)
+        )
+        self._lexical: dict[str, tuple[BM25Index, np.ndarray]] = {}
 
-    vectors = embedder.embed(texts, progress=step(0))
-    asked = embedder.embed([q.text for q in questions], progress=step(len(texts)))
-    report(0.95, "Retrieving")
-    hits = []
-    for row, q in enumerate(questions):
-        pool = np.ones(len(texts), dtype=bool) if settings.scope == "all" else owners == q.corpus_id
-        candidates = np.flatnonzero(pool)
-        sims = vectors[candidates] @ asked[row]
-        best = candidates[np.argsort(-sims, kind="stable")[: settings.top_k]]
-        hits.append(
-            Retrieved(
-                corpus_ids=tuple(str(o) for o in owners[best]),
-                chunk_indices=local[best],
-                scores=(vectors[best] @ asked[row]).astype(np.float64),
+    def searched_chunks(self, corpus_id: str) -> list[Chunk]:
+        """The chunks of a document that retrieval searches (the leaves, for ``parent``)."""
+        mask = self.searched[self.owners == corpus_id]
+        return [c for c, kept in zip(self.chunks[corpus_id], mask, strict=True) if kept]
+
+    def run(
+        self, questions: Sequence[Question], settings: Settings
+    ) -> tuple[tuple[Retrieved, ...], int]:
+        """The returned units per question, and how many texts were embedded or asked."""
+        texts = [embedded_text(c) for i in self.chunks for c in self.chunks[i]]
+        vectors = asked = None
+        requested = 0
+        if self.technique.uses_vectors:
+            assert self.embedder is not None  # evaluate() checked
+            vectors, requested = self._chunk_vectors(texts)
+            asked = self.embedder.embed([q.text for q in questions])
+            requested += len(questions)
+        self.report(0.95, "Retrieving")
+        hits = []
+        for row, q in enumerate(questions):
+            key = "" if settings.scope == "all" else q.corpus_id
+            pool = self.searched if not key else self.searched & (self.owners == key)
+            candidates = np.flatnonzero(pool)
+            dense = (
+                vectors[candidates] @ asked[row]
+                if vectors is not None and asked is not None
+                else None
             )
+            lexical = self._bm25(key, pool, texts, candidates, q.text)
+            hits.append(self._hits(candidates, self._fuse(dense, lexical), settings.top_k))
+        return tuple(hits), requested
+
+    def _fuse(self, dense: np.ndarray | None, lexical: np.ndarray | None) -> np.ndarray:
+        if self.technique.retriever == "hybrid":
+            assert dense is not None and lexical is not None
+            return reciprocal_rank_fusion(dense, lexical)
+        scores = dense if self.technique.retriever == "dense" else lexical
+        assert scores is not None
+        return np.asarray(scores, dtype=np.float64)
+
+    def _chunk_vectors(self, texts: list[str]) -> tuple[np.ndarray, int]:
+        """Chunk vectors: each text embedded alone, or late-pooled plus its context."""
+        assert self.embedder is not None
+        if self.technique.embedding == "late":
+            return self._late_vectors()
+        searched = np.flatnonzero(self.searched)
+        total = len(searched)
+
+        def step(done: int, n: int) -> None:
+            self.report(0.05 + 0.85 * done / max(n, 1), f"Embedding {total:,} chunk texts")
+
+        vectors = np.zeros((len(texts), self.embedder.dimension), dtype=np.float32)
+        vectors[searched] = self.embedder.embed([texts[k] for k in searched], progress=step)
+        return vectors, total  # only what is searched is embedded (not the parents)
+
+    def _late_vectors(self) -> tuple[np.ndarray, int]:
+        """Late-pooled chunk vectors, with each chunk's context embedding added."""
+        from .late import add_context, late_vectors
+
+        assert self.embedder is not None
+        parts = []
+        count = len(self.chunks)
+        for number, (i, cs) in enumerate(self.chunks.items()):
+
+            def step(done: int, total: int, number: int = number, i: str = i) -> None:
+                share = (number + done / max(total, 1)) / count
+                self.report(0.05 + 0.85 * share, f"Late embedding of {i}: {done}/{total} windows")
+
+            spans = as_spans([(c.start, c.end) for c in cs])
+            parts.append(late_vectors(self.embedder, self.documents[i], spans, step))
+        pooled = np.concatenate(parts) if parts else np.zeros((0, self.embedder.dimension))
+        if self.technique.context == "none":
+            return pooled, 0
+        contexts = [c.metadata.get("context") or "" for i in self.chunks for c in self.chunks[i]]
+        return add_context(pooled, self.embedder.embed(contexts), contexts), len(contexts)
+
+    def _bm25(
+        self, key: str, pool: np.ndarray, texts: list[str], candidates: np.ndarray, query: str
+    ) -> np.ndarray | None:
+        """BM25 scores of the candidates (an index per pool, built once)."""
+        if self.technique.retriever == "dense":
+            return None
+        if key not in self._lexical:
+            self._lexical[key] = (BM25Index([texts[k] for k in candidates]), candidates)
+        index, indexed = self._lexical[key]
+        assert np.array_equal(indexed, candidates)
+        return index.scores(query)
+
+    def _hits(self, candidates: np.ndarray, scores: np.ndarray, top_k: int) -> Retrieved:
+        """The best ``top_k`` distinct units of the ranked candidates."""
+        owners, units, spans, kept = [], [], [], []
+        seen: set[tuple[str, int]] = set()
+        for k in np.argsort(-scores, kind="stable"):
+            flat = candidates[k]
+            cid, unit = str(self.owners[flat]), int(self.units[flat])
+            if (cid, unit) in seen:
+                continue
+            seen.add((cid, unit))
+            owners.append(cid)
+            units.append(unit)
+            spans.append(self.unit_spans[cid][unit])
+            kept.append(scores[k])
+            if len(units) == top_k:
+                break
+        return Retrieved(
+            corpus_ids=tuple(owners),
+            chunk_indices=np.array(units, dtype=np.int64),
+            scores=np.array(kept, dtype=np.float64),
+            spans=as_spans(np.array(spans, dtype=np.int64).reshape(-1, 2)),
         )
-    return tuple(hits), total
+
+
+def _units(chunks: Sequence[Chunk], technique: Technique) -> np.ndarray:
+    """The unit returned for each chunk: its parent's index for ``parent`` (a chunk
+    without a parent is its own), else the chunk itself."""
+    if technique.returned != "parent":
+        return np.arange(len(chunks), dtype=np.int64)
+    parents = [c.metadata.get("parent") for c in chunks]
+    return np.array([c.index if p is None else p for c, p in zip(chunks, parents, strict=True)])
+
+
+def _unit_spans(spans: SpanArray, technique: Technique) -> SpanArray:
+    """The span returned for each unit: the chunk's, or for ``window:N`` from the start
+    of the chunk ``N`` before to the end of the chunk ``N`` after (clipped at the edges)."""
+    n = window_size(technique.returned)
+    if not n or len(spans) == 0:
+        return spans
+    return window_spans(spans, n)
+
+
+def window_spans(spans: SpanArray, n: int) -> SpanArray:
+    """Each chunk with ``n`` neighbours on each side: ``[min start, max end)`` over the
+    chunks ``i - n .. i + n`` that exist."""
+    if n < 0:
+        raise ValueError(f"a window takes 0 or more neighbours on each side; got {n}")
+    count = len(spans)
+    out = np.empty_like(spans)
+    for i in range(count):
+        lo, hi = max(0, i - n), min(count, i + n + 1)
+        out[i] = spans[lo:hi, 0].min(), spans[lo:hi, 1].max()
+    return out
 
 
 def _score_retrievals(
     questions: Sequence[Question],
-    located: Mapping[str, SpanArray],
     retrieved: Sequence[Retrieved],
     scores: dict[str, np.ndarray],
 ) -> None:
-    """Fill recall, precision and IoU from the retrieved chunks' spans."""
+    """Fill recall, precision and IoU from the returned spans."""
     for row, (q, hit) in enumerate(zip(questions, retrieved, strict=True)):
-        own: list[tuple[int, int]] = []
-        foreign = 0
-        for cid, idx in zip(hit.corpus_ids, hit.chunk_indices, strict=True):
-            start, end = (int(v) for v in located[cid][int(idx)])
-            if cid == q.corpus_id:
-                own.append((start, end))
-            else:
-                foreign += end - start
-        result = retrieval_scores(as_spans(own), q.spans, foreign_length=foreign)
+        own = np.array([cid == q.corpus_id for cid in hit.corpus_ids], dtype=bool)
+        spans = hit.spans
+        foreign = int((spans[~own, 1] - spans[~own, 0]).sum()) if len(spans) else 0
+        result = retrieval_scores(spans[own] if len(spans) else spans, q.spans, foreign)
         scores["recall"][row], scores["precision"][row], scores["iou"][row] = result

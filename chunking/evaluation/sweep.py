@@ -16,8 +16,10 @@ asked for.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +29,9 @@ import numpy as np
 
 from ..config import Config, get_strategy
 from ..params import Strategy
-from .core import METRICS, Evaluation, Progress, Settings, evaluate
+from .core import METRIC_LABELS, METRICS, Evaluation, Progress, Settings, evaluate
 from .questions import Question
+from .techniques import DENSE, TABLE_TECHNIQUES, Technique
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,10 +46,14 @@ TABLE_COLUMNS = (
     "overlap",
     "unit",
     "threshold",
+    "model",
+    "technique",
     "n_chunks",
     "mean_tokens",
     *(f"{m}_{s}" for m in METRICS for s in ("mean", "std")),
     "split_share",
+    "truncated_share",
+    "model_limit",
     "mean_chunk_chars",
     "mean_gold_chars",
     "questions",
@@ -233,6 +240,41 @@ class SweepResult(SweepCounts):
     evaluations: tuple[Evaluation, ...]
 
 
+#: Human names of the results table's columns, for display.
+COLUMN_LABELS = {
+    "strategy": "Strategy",
+    "size": "Size",
+    "overlap": "Overlap",
+    "unit": "Unit",
+    "threshold": "Threshold",
+    "model": "Model",
+    "technique": "Technique",
+    "n_chunks": "Chunks",
+    "mean_tokens": "Mean tokens",
+    **{f"{m}_mean": METRIC_LABELS[m] for m in METRICS},
+    **{f"{m}_std": f"{METRIC_LABELS[m]} (std)" for m in METRICS},
+    "split_share": "Gold spans split",
+    "truncated_share": "Chunks over the model's window",
+    "model_limit": "Model window (word pieces)",
+    "mean_chunk_chars": "Mean chunk chars",
+    "mean_gold_chars": "Mean gold chars",
+    "questions": "Questions",
+}
+#: Columns holding shares in [0, 1] (shown as percentages).
+SHARE_COLUMNS = (
+    *(f"{m}_{s}" for m in METRICS for s in ("mean", "std")),
+    "split_share",
+    "truncated_share",
+)
+
+
+def labelled_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The results table for people: human column names, no empty or internal column."""
+    shown = table.drop(columns=["config", "questions"], errors="ignore")
+    shown = shown[[c for c in shown.columns if shown[c].notna().any()]]
+    return shown.rename(columns=COLUMN_LABELS)
+
+
 def results_table(evaluations: Sequence[Evaluation]) -> pd.DataFrame:
     """One tidy row per evaluation, columns :data:`TABLE_COLUMNS`."""
     import pandas as pd
@@ -248,8 +290,11 @@ def sweep(
     embedder: Embedder | None = None,
     settings: Settings | None = None,
     progress: Progress | None = None,
+    technique: Technique = DENSE,
+    llm: Any = None,
 ) -> SweepResult:
-    """Evaluate every configuration; ``progress(fraction, message)`` after each step."""
+    """Evaluate every configuration with ``technique``; ``progress(fraction, message)``
+    after each step."""
     skipped: list[str] = []
     if isinstance(configs, Grid):
         configs, skipped = configs.configs()
@@ -267,7 +312,9 @@ def sweep(
             if progress is not None:
                 progress(done[0], f"{label} — {message}")
 
-        evaluations.append(evaluate(documents, questions, config, embedder, settings, step))
+        evaluations.append(
+            evaluate(documents, questions, config, embedder, settings, step, technique, llm)
+        )
     return SweepResult(
         table=results_table(evaluations),
         evaluations=tuple(evaluations),
@@ -351,3 +398,163 @@ def config_label(config: Config) -> str:
     if threshold is not None:
         parts.append(f"threshold {threshold:g}")
     return " · ".join(parts)
+
+
+def merge_results(results: Sequence[SweepResult]) -> SweepResult:
+    """Several sweeps (one per model, say) as one: rows and counts added up."""
+    import pandas as pd
+
+    if not results:
+        raise ValueError("there are no sweep results to merge")
+    return SweepResult(
+        table=pd.concat([r.table for r in results], ignore_index=True),
+        evaluations=tuple(e for r in results for e in r.evaluations),
+        skipped=tuple(dict.fromkeys(s for r in results for s in r.skipped)),
+        texts_requested=sum(r.texts_requested for r in results),
+        texts_embedded=sum(r.texts_embedded for r in results),
+    )
+
+
+#: The metrics shown per model side by side (issue 13: what a faster model costs).
+MODEL_METRICS = ("recall", "precision_omega")
+
+
+def models_side_by_side(
+    table: pd.DataFrame, metrics: Sequence[str] = MODEL_METRICS
+) -> pd.DataFrame:
+    """One row per configuration and technique, one column per metric and model
+    (``Recall · all-MiniLM-L6-v2``), means in [0, 1]."""
+    frame = table.assign(
+        configuration=[config_label(Config.from_dict(json.loads(c))) for c in table["config"]],
+        model=table["model"].fillna("none"),
+    )
+    wide = frame.pivot_table(
+        index=["configuration", "technique"],
+        columns="model",
+        values=[f"{m}_mean" for m in metrics],
+        sort=False,
+    )
+    wide.columns = [
+        f"{METRIC_LABELS[m.removesuffix('_mean')]} · {model}" for m, model in wide.columns
+    ]
+    return wide.reset_index()
+
+
+# ------------------------------------------------------------------ techniques table
+
+
+#: The chunker of Chroma's study evaluated next to the techniques, when registered.
+CLUSTER = "cluster"
+
+
+@dataclass(frozen=True, eq=False)
+class TechniqueRun:
+    """One row of the techniques table: what ran, what it scored, how long it took."""
+
+    label: str
+    technique: Technique
+    evaluation: Evaluation
+    seconds: float
+
+
+def table_rows(base: Config) -> list[tuple[str, Technique, Config]]:
+    """The rows of the techniques table for ``base``: every technique that applies to
+    it (``parent`` needs a parent-child configuration), and the ``cluster`` chunker
+    with the same size and unit where that strategy is registered."""
+    rows = []
+    for technique in TABLE_TECHNIQUES:
+        try:
+            technique.check(base)
+        except ValueError:
+            continue
+        rows.append((technique.name, technique, base))
+    cluster = _cluster_config(base)
+    if cluster is not None:
+        rows.append((CLUSTER, DENSE, cluster))
+    return rows
+
+
+def _cluster_config(base: Config) -> Config | None:
+    from ..config import strategies
+
+    spec = strategies().get(CLUSTER)
+    if spec is None or base.strategy == CLUSTER:
+        return None
+    params: dict[str, Any] = {}
+    if spec.limit_param and base.limit is not None:
+        params[spec.limit_param] = base.limit
+    if "unit" in spec.param_names and "unit" in base.params:
+        params["unit"] = base.params["unit"]
+    try:
+        return Config.create(CLUSTER, **params)
+    except ValueError:
+        return None
+
+
+def compare_techniques(
+    documents: Mapping[str, str],
+    questions: Sequence[Question],
+    base: Config,
+    embedder: Embedder | None,
+    settings: Settings | None = None,
+    progress: Progress | None = None,
+    rows: Sequence[tuple[str, Technique, Config]] | None = None,
+) -> list[TechniqueRun]:
+    """Evaluate each row of the techniques table (default :func:`table_rows`), timing
+    each. A row's time includes embedding what earlier rows left out of the cache. Rows
+    the embedder cannot run are left out: all but ``bm25`` without a model, ``late``
+    with a model that is not a torch sentence-transformer."""
+    rows = list(rows) if rows is not None else table_rows(base)
+    runs = []
+    for number, (label, technique, config) in enumerate(rows):
+        if not _runs_with(technique, embedder):
+            continue
+
+        def step(fraction: float, message: str, number: int = number, label: str = label) -> None:
+            if progress is not None:
+                progress((number + fraction) / len(rows), f"{label}: {message}")
+
+        began = time.perf_counter()
+        evaluation = evaluate(documents, questions, config, embedder, settings, step, technique)
+        runs.append(TechniqueRun(label, technique, evaluation, time.perf_counter() - began))
+    return runs
+
+
+def _runs_with(technique: Technique, embedder: Embedder | None) -> bool:
+    """Whether the technique can run with this embedder: dense retrieval needs one,
+    late chunking one whose token vectors are reachable."""
+    if embedder is None:
+        return not technique.uses_vectors
+    if technique.embedding == "late":
+        from .late import supports_late
+
+        return supports_late(embedder)
+    return True
+
+
+def techniques_table(runs: Sequence[TechniqueRun]) -> pd.DataFrame:
+    """One row per technique: each metric's mean, its difference from the first row
+    (plain dense retrieval), and the seconds it took."""
+    import pandas as pd
+
+    if not runs:
+        raise ValueError("no technique was evaluated")
+    reference = runs[0].evaluation
+    records = []
+    for run in runs:
+        row: dict[str, Any] = {
+            "technique": run.label,
+            "configuration": config_label(run.evaluation.config),
+        }
+        for metric in METRICS:
+            row[metric] = run.evaluation.mean(metric)
+        for metric in METRICS:
+            row[f"{metric}_delta"] = run.evaluation.mean(metric) - reference.mean(metric)
+        row["seconds"] = round(run.seconds, 2)
+        records.append(row)
+    return pd.DataFrame.from_records(records)
+
+
+def technique_snapshots(runs: Sequence[TechniqueRun]) -> tuple[Snapshot, ...]:
+    """One :class:`Snapshot` per technique row, labelled with the technique."""
+    return tuple(dataclasses.replace(snapshot(r.evaluation), label=r.label) for r in runs)

@@ -107,3 +107,36 @@ def question_scores(per_question: pd.DataFrame, metric: str = "recall") -> go.Fi
         yaxis_title="questions",
     )
     return fig
+
+
+def technique_deltas(table: pd.DataFrame, metrics: Sequence[str] = CHART_METRICS) -> go.Figure:
+    """Each technique's difference from plain dense retrieval (the table's first row),
+    one bar per metric, in percentage points; the seconds each took in the hover."""
+    unknown = [m for m in metrics if m not in METRICS]
+    if unknown:
+        raise ValueError(f"unknown metric {unknown[0]!r}; choose from {', '.join(METRICS)}")
+    fig = go.Figure()
+    for number, metric in enumerate(metrics):
+        fig.add_trace(
+            go.Bar(
+                y=table["technique"],
+                x=100 * table[f"{metric}_delta"],
+                orientation="h",
+                name=f"Δ {METRIC_LABELS[metric]}",
+                marker={"color": _PALETTE[number % len(_PALETTE)]},
+                customdata=table["seconds"],
+                hovertemplate=(
+                    f"%{{y}}<br>Δ {METRIC_LABELS[metric]} %{{x:+.1f}} points"
+                    "<br>%{customdata:.1f} s<extra></extra>"
+                ),
+            )
+        )
+    fig.update_layout(
+        barmode="group",
+        height=80 + 40 * len(table),
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        xaxis_title="difference from dense (percentage points)",
+        yaxis={"autorange": "reversed"},
+        legend={"orientation": "h", "y": -0.2},
+    )
+    return fig
