@@ -17,6 +17,7 @@ import chunking.splitters.semantic.analysis as sem
 from chunking.embedding.models import get_embedder
 from chunking.io import read_path
 from tests.e2e.harness import screenshot_dir
+from tests.test_app_semantic import DEFAULTS as PAGE_DEFAULTS
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=180_000)  # a cold server loads the model and compiles UMAP
@@ -92,6 +93,13 @@ MAP_POINTS_JS = """() => [...document.querySelectorAll('.js-plotly-plot')]
     .reduce((n, p) => n + p._fullData.reduce((m, t) => m + t.x.length, 0), 0)"""
 
 
+FIRST_POINT_JS = """p => {
+    const layout = p._fullLayout, trace = p._fullData.find(t => t.customdata);
+    return [layout.xaxis.d2p(trace.x[0]) + layout._size.l,
+            layout.yaxis.d2p(trace.y[0]) + layout._size.t];
+}"""
+
+
 def _map_points(page: Page) -> int:
     return page.evaluate(MAP_POINTS_JS)
 
@@ -108,7 +116,7 @@ def test_the_threshold_moves_the_breakpoints(page: Page, app_url: str) -> None:
     _nav(page, "Semantic")
     expect(page.get_by_role("heading", name="Semantic breakpoints")).to_be_visible()
     analysis = sem.analyze(TEXT, embedder=get_embedder(), buffer_size=1)
-    settings = {"method": "percentile", "unit": "tokens", "max_size": 512}
+    settings = dict(PAGE_DEFAULTS)  # the page's defaults: percentile, the model's window
     default = len(analysis.chunk(threshold=95.0, **settings).breakpoints)
     expect(_metric(page, "Breakpoints")).to_have_text(str(default))
     curve = page.locator(".js-plotly-plot").first
@@ -150,7 +158,18 @@ def test_the_map_draws_every_chunk_and_shows_a_selection(page: Page, app_url: st
     assert _map_points(page) == count
     _idle(page)
 
+    # A click on one point selects it (the map opens in zoom mode, where clicks select).
+    # Where plotly draws the first point (WebGL: no element per point), from its axes.
+    frame = plot.bounding_box()
+    assert frame is not None
+    x, y = plot.evaluate(FIRST_POINT_JS)
+    page.mouse.click(frame["x"] + x, frame["y"] + y)
+    expect(page.get_by_role("heading", name="Selected chunks (1)")).to_be_visible()
+    _idle(page)
+
     # Draw a lasso around the whole plotting area: every point is selected.
+    plot.hover()
+    plot.locator('.modebar-btn[data-title="Lasso Select"]').click()
     box = plot.locator(".nsewdrag").first.bounding_box()
     assert box is not None
     x0, y0, x1, y1 = (
