@@ -121,6 +121,13 @@ def main() -> None:
     parser.add_argument("--embed", action="store_true", help="also embed, fastest model")
     parser.add_argument("--no-ray", action="store_true", help="skip the Ray engine")
     parser.add_argument(
+        "--workers",
+        type=int,
+        nargs="+",
+        default=[1, 2],
+        help="local engine runs, by worker count (default: 1 2)",
+    )
+    parser.add_argument(
         "--embed-size", type=float, default=10, help="MB embedded with --embed (--quick: 1)"
     )
     options = parser.parse_args()
@@ -139,7 +146,7 @@ def main() -> None:
 def report(corpus: Path, work: Path, size: int, options: argparse.Namespace) -> None:
     mb = size / 2**20
     walls: dict[str, float] = {}
-    runs = [("local", 1), ("local", 2)] + ([] if options.no_ray else [("ray", 2)])
+    runs = [("local", n) for n in options.workers] + ([] if options.no_ray else [("ray", 2)])
     for engine, workers in runs:
         out = work / f"out-{engine}-{workers}"
         args = ["run", str(corpus), "--out", str(out), *CONFIG]
@@ -153,7 +160,7 @@ def report(corpus: Path, work: Path, size: int, options: argparse.Namespace) -> 
             f"peak RSS {peak / 2**20:7.0f} MB  {counts['chunks']:,} chunks"
         )
         shutil.rmtree(out)
-    if "ray-2" in walls:
+    if "ray-2" in walls and "local-2" in walls:
         print(f"ray overhead: {walls['ray-2'] / walls['local-2']:.2f}x the local engine's time")
     if options.embed:
         embedded = work / "embed-corpus"
