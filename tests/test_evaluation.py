@@ -717,3 +717,13 @@ def test_a_grid_survives_a_round_trip_through_its_dict() -> None:
     again = Grid.from_dict(grid.to_dict())
     assert again == grid
     assert again.fixed == {"keep_separator": "start"}
+
+
+def test_cli_sizes_in_the_models_word_pieces(corpus, capsys):
+    """The unit the suggestions use (the embedding model's word pieces) can be evaluated."""
+    folder, questions = corpus
+    base = ["--questions", str(questions), "--corpus", str(folder), "--model", "hash"]
+    code, out, err = run_cli([*base, "--size", "60", "--unit", "model", "--format", "json"], capsys)
+    assert code == 0, err
+    (row,) = json.loads(out)["results"]
+    assert row["unit"] == "model" and row["size"] == 60

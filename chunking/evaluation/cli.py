@@ -79,7 +79,12 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     grid.add_argument(
         "--overlap", nargs="+", type=float, metavar="N", help="overlaps; 0<N<1 = share of size"
     )
-    grid.add_argument("--unit", nargs="+", choices=("chars", "words", "tokens"))
+    grid.add_argument(
+        "--unit",
+        nargs="+",
+        choices=("chars", "words", "tokens", "model"),
+        help="model: the bundled embedding model's word pieces",
+    )
     grid.add_argument("--threshold", nargs="+", type=float, metavar="X", help="semantic only")
     grid.add_argument(
         "--param",
