@@ -440,6 +440,49 @@ def config_controls(prefix: str = "", default: str | None = None) -> Config | st
     return build_config(name, read_params(spec, prefix))
 
 
+#: The names of compared configurations; A is always the sidebar's.
+LETTERS = "ABCD"
+
+
+def comparison_configs(first: Config, prefix: str, count_key: str) -> dict[str, Config]:
+    """The configurations to compare, by letter: A is the sidebar's (``first``), B to D
+    are set up in columns (how many: a number input under ``count_key``), each with its
+    own widgets under ``prefix`` + letter; one that is invalid shows its error in its
+    column and is left out."""
+    st.session_state.setdefault(count_key, 2)
+    count = int(
+        st.columns([1, 3])[0].number_input(
+            "Configurations",
+            min_value=2,
+            max_value=len(LETTERS),
+            step=1,
+            persist_state=PERSIST,
+            key=count_key,
+        )
+    )
+    others = [name for name in strategies() if name != first.strategy] or [first.strategy]
+    configs = {"A": first}
+    columns = st.columns(count)
+    with columns[0], st.container(border=True):
+        st.markdown(f"**A · {short_label(first)}**")
+        st.caption("From the sidebar.")
+        st.json(first.to_dict()["params"], expanded=False)
+    for slot, column in enumerate(columns[1:], start=1):
+        letter = LETTERS[slot]
+        with column, st.container(border=True):
+            st.markdown(f"**{letter}**")
+            with st.expander("Settings", expanded=False):
+                result = config_controls(
+                    prefix=f"{prefix}{letter}.", default=others[(slot - 1) % len(others)]
+                )
+            if isinstance(result, str):
+                st.error(f"{letter}: {result}")
+                continue
+            st.markdown(short_label(result))
+            configs[letter] = result
+    return configs
+
+
 def config_from_state(prefix: str = "") -> Config | None:
     """The configuration the widgets under ``prefix`` last held (as drawn by
     :func:`config_controls`), or None when there is none or it is invalid."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from chunking import Config, strategies
 from chunking.report import agreement_matrix
 from chunking.viz.figures import agreement_heatmap, boundary_strip, histogram_panels
 from chunking.viz.render import render_window
@@ -15,7 +14,6 @@ COUNT_KEY = "cmp.count"
 K_KEY = "cmp.k"
 WINDOW_START_KEY = "cmp.window_start"
 WINDOW_SIZE_KEY = "cmp.window_size"
-LETTERS = "ABCD"
 WINDOW_SIZES = (1_000, 2_000, 5_000, 10_000)
 
 source = common.require_source()
@@ -29,39 +27,8 @@ st.caption(
     "set up the others below."
 )
 
-st.session_state.setdefault(COUNT_KEY, 2)
-count = int(
-    st.number_input(
-        "Configurations",
-        min_value=2,
-        max_value=4,
-        step=1,
-        persist_state=common.PERSIST,
-        key=COUNT_KEY,
-    )
-)
-
 # --- configurations ------------------------------------------------------------------
-others = [name for name in strategies() if name != first.strategy]
-configs: dict[str, Config] = {}
-columns = st.columns(count)
-with columns[0], st.container(border=True):
-    st.markdown(f"**A · {common.short_label(first)}**")
-    st.caption("From the sidebar.")
-    st.json(first.to_dict()["params"], expanded=False)
-configs["A"] = first
-for slot in range(1, count):
-    letter = LETTERS[slot]
-    with columns[slot], st.container(border=True):
-        st.markdown(f"**{letter}**")
-        default = others[(slot - 1) % len(others)] if others else first.strategy
-        with st.expander("Settings", expanded=False):
-            result = common.config_controls(prefix=f"cmp.{letter}.", default=default)
-        if isinstance(result, str):
-            st.error(f"{letter}: {result}")
-            continue
-        st.markdown(common.short_label(result))
-        configs[letter] = result
+configs = common.comparison_configs(first, "cmp.", COUNT_KEY)
 
 chunked: dict[str, tuple] = {}
 for letter, config in configs.items():

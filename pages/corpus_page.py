@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from chunking import Config, strategies
+from chunking import Config
 from chunking.corpus import CorpusError, CorpusLimits, Member, uploaded_members
 from chunking.corpus_stats import (
     Corpus,
@@ -44,7 +44,6 @@ SORT_KEY = "corpus.sort"
 COMPARE_KEY = "corpus.compare"
 COUNT_KEY = "corpus.count"
 TABLE_KEY = "corpus_table"
-LETTERS = "ABCD"
 #: Corpora up to this many characters have their chunks checked against the model's
 #: window from the start; larger ones ask first (it takes about 0.3 s per MB).
 WINDOW_AUTO_CHARS = 5_000_000
@@ -352,26 +351,6 @@ def overview(stats: CorpusStats) -> None:
             st.dataframe(pd.DataFrame(rows), hide_index=True, key="corpus_worst")
 
 
-def _other_configs(first: Config, count: int) -> dict[str, Config]:
-    """A (the sidebar's) and the configurations set up in the columns B to D."""
-    others = [name for name in strategies() if name != first.strategy]
-    configs = {"A": first}
-    columns = st.columns(count)
-    columns[0].markdown(f"**A · {common.short_label(first)}**  \nFrom the sidebar.")
-    for slot, column in enumerate(columns[1:], start=1):
-        letter = LETTERS[slot]
-        with column, st.expander(f"**{letter}** settings"):
-            result = common.config_controls(
-                prefix=f"corpus.{letter}.", default=others[(slot - 1) % len(others)]
-            )
-        if isinstance(result, str):
-            column.error(f"{letter}: {result}")
-        else:
-            column.markdown(common.short_label(result))
-            configs[letter] = result
-    return configs
-
-
 def comparison(corpus: Corpus, first: Config) -> None:
     """Up to four configurations over the whole corpus."""
     st.subheader("Compare configurations over the corpus")
@@ -383,18 +362,7 @@ def comparison(corpus: Corpus, first: Config) -> None:
         "distributions and the share of chunks over the embedding model's window.",
     ):
         return
-    st.session_state.setdefault(COUNT_KEY, 2)
-    count = int(
-        st.columns([1, 3])[0].number_input(
-            "Configurations",
-            min_value=2,
-            max_value=4,
-            step=1,
-            persist_state=kit.PERSIST,
-            key=COUNT_KEY,
-        )
-    )
-    configs = _other_configs(first, count)
+    configs = common.comparison_configs(first, "corpus.", COUNT_KEY)
     compared = {
         f"{letter} · {common.short_label(config)}": stats_for(
             corpus, config, True, f"Configuration {letter}"
