@@ -30,6 +30,7 @@ from .core import METRIC_LABELS, METRICS, Settings, chunk_documents
 from .questions import Question, read_corpus, read_questions, renumber
 from .sweep import (
     AXES,
+    KEY_COLUMNS,
     Grid,
     SweepResult,
     compare_techniques,
@@ -48,17 +49,6 @@ PROG = "chunk-explorer evaluate"
 NO_MODEL = "none"
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 EXIT_USAGE = 2
-DISPLAY_COLUMNS = (
-    "strategy",
-    "size",
-    "overlap",
-    "unit",
-    "threshold",
-    "model",
-    "technique",
-    "n_chunks",
-    "mean_tokens",
-)
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -373,7 +363,7 @@ def _percent(mean: float, std: float) -> str:
 
 def display_table(table: pd.DataFrame) -> pd.DataFrame:
     """The table as people read it: metrics as ``mean ± std`` in percent."""
-    shown = table[[c for c in DISPLAY_COLUMNS if table[c].notna().any()]].copy()
+    shown = table[[c for c in KEY_COLUMNS if table[c].notna().any()]].copy()
     for metric in METRICS:
         shown[METRIC_LABELS[metric]] = [
             _percent(m, s)

@@ -39,17 +39,12 @@ if TYPE_CHECKING:
     from ..embedding.models import Embedder
 
 AXES = ("strategy", "size", "overlap", "unit", "threshold")
+#: What names a row of the results table: the configuration, the model, the technique
+#: and what the chunks look like.
+KEY_COLUMNS = (*AXES, "model", "technique", "n_chunks", "mean_tokens")
 #: Columns of the results table, in order.
 TABLE_COLUMNS = (
-    "strategy",
-    "size",
-    "overlap",
-    "unit",
-    "threshold",
-    "model",
-    "technique",
-    "n_chunks",
-    "mean_tokens",
+    *KEY_COLUMNS,
     *(f"{m}_{s}" for m in METRICS for s in ("mean", "std")),
     "split_share",
     "truncated_share",
