@@ -1,4 +1,7 @@
+import io
 import os
+import stat
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -38,3 +41,26 @@ settings.register_profile(
     "thorough", max_examples=400, deadline=None, suppress_health_check=list(HealthCheck)
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+def write(path: Path, data: str | bytes) -> Path:
+    """Write ``data`` (text as UTF-8) to ``path``, creating its folders."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, str):
+        path.write_text(data, encoding="utf-8")
+    else:
+        path.write_bytes(data)
+    return path
+
+
+def make_zip(members: dict[str, str | bytes], *, symlinks: dict[str, str] | None = None) -> bytes:
+    """A deflated zip of ``members`` (name -> content), plus symlink entries."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+        for name, target in (symlinks or {}).items():
+            info = zipfile.ZipInfo(name)
+            info.external_attr = (stat.S_IFLNK | 0o777) << 16
+            archive.writestr(info, target)
+    return buffer.getvalue()

@@ -4,9 +4,7 @@ refusals, opening a document in Explore, the comparison, and what survives a pag
 
 from __future__ import annotations
 
-import io
 import json
-import zipfile
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +16,7 @@ import chunking
 from chunking import corpus_stats
 from chunking.io import read_path
 from pages import common
+from tests.conftest import make_zip
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -44,14 +43,6 @@ def _samples() -> AppTest:
 def _upload(at: AppTest, *files: tuple[str, bytes]) -> AppTest:
     chosen = [(name, data, "application/octet-stream") for name, data in files]
     return _ok(at.file_uploader(key=UPLOAD).set_value(chosen).run())
-
-
-def _zip(members: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
 
 
 def _table(at: AppTest) -> pd.DataFrame:
@@ -102,7 +93,7 @@ def test_the_samples_as_a_corpus_match_the_core() -> None:
 
 
 def test_uploaded_files_and_a_zip_with_an_unreadable_member() -> None:
-    archive = _zip(
+    archive = make_zip(
         {"docs/a.md": b"# Title\n\n" + TEXT.encode(), "docs/blob.txt": bytes(range(256)) * 8}
     )
     at = _upload(_page(), ("note.txt", TEXT.encode()), ("more.zip", archive))
@@ -122,11 +113,11 @@ def _metric(at: AppTest, label: str) -> str:
 @pytest.mark.parametrize(
     ("files", "expected"),
     [
-        ([("evil.zip", _zip({"../outside.txt": b"x"}))], "leaves the archive"),
-        ([("bomb.zip", _zip({"zeros.txt": b"0" * 3_000_000}))], "zip bomb"),
+        ([("evil.zip", make_zip({"../outside.txt": b"x"}))], "leaves the archive"),
+        ([("bomb.zip", make_zip({"zeros.txt": b"0" * 3_000_000}))], "zip bomb"),
         ([("broken.zip", b"not a zip at all")], "not a valid zip"),
         (
-            [("many.zip", _zip({f"n/{i}.txt": b"x" for i in range(1001)}))],
+            [("many.zip", make_zip({f"n/{i}.txt": b"x" for i in range(1001)}))],
             "more than 1,000 files",
         ),
     ],

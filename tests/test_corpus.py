@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import io
 import os
-import stat
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -21,19 +18,8 @@ from chunking.corpus import (
     uploaded_members,
     zip_members,
 )
+from tests.conftest import make_zip, write
 from tests.test_run import unreadable_file
-
-
-def make_zip(members: dict[str, bytes], *, symlinks: dict[str, str] | None = None) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
-        for name, target in (symlinks or {}).items():
-            info = zipfile.ZipInfo(name)
-            info.external_attr = (stat.S_IFLNK | 0o777) << 16
-            archive.writestr(info, target)
-    return buffer.getvalue()
 
 
 def names(members: object) -> list[str]:
@@ -118,15 +104,6 @@ def test_uploaded_names_lose_their_folders() -> None:
 
 
 # ---------------------------------------------------------------------- CLI inputs
-
-
-def write(path: Path, text: str | bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(text, str):
-        path.write_text(text, encoding="utf-8")
-    else:
-        path.write_bytes(text)
-    return path
 
 
 def test_folder_is_recursive_sorted_and_skips_hidden_files(tmp_path: Path) -> None:

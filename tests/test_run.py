@@ -21,7 +21,7 @@ from chunking.corpus import doc_id, list_sources
 from chunking.embedding.models import get_embedder
 from chunking.io import read_bytes
 from chunking.pipeline import Job, RunSettings, documents, run_corpus
-from tests.conftest import SAMPLE_DOCS
+from tests.conftest import SAMPLE_DOCS, make_zip, write
 
 PREFIX = "chunk-explorer: error:"
 RECURSIVE = ("--strategy", "recursive", "--size", "60", "--unit", "words")
@@ -31,15 +31,6 @@ def cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, st
     code = main([str(a) for a in args])
     out, err = capsys.readouterr()
     return code, out, err
-
-
-def write(path: Path, data: str | bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(data, str):
-        path.write_text(data, encoding="utf-8")
-    else:
-        path.write_bytes(data)
-    return path
 
 
 def generated_corpus(folder: Path, count: int = 6) -> Path:
@@ -121,10 +112,9 @@ def test_run_with_a_config_file_over_samples_and_a_zip(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config = write(tmp_path / "c.json", json.dumps({"strategy": "token", "params": {"size": 80}}))
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("inner/note.txt", "A note inside a zip. " * 40)
-    zipped = write(tmp_path / "pack.zip", buffer.getvalue())
+    zipped = write(
+        tmp_path / "pack.zip", make_zip({"inner/note.txt": "A note inside a zip. " * 40})
+    )
     out = tmp_path / "out"
     code, _, err = cli(
         capsys, "run", SAMPLE_DOCS, zipped, "--config", config, "--out", out, "--workers", 2

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import io
 import json
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,8 +13,8 @@ import pytest
 from chunking.cli import main
 from chunking.corpus import doc_id
 from chunking.io import read_bytes
-from tests.conftest import SAMPLE_DOCS, sample_paths
-from tests.test_run import generated_corpus, unreadable_file, write
+from tests.conftest import SAMPLE_DOCS, make_zip, sample_paths, write
+from tests.test_run import generated_corpus, unreadable_file
 
 pytestmark = pytest.mark.slow
 ray = pytest.importorskip("ray")
@@ -35,10 +33,8 @@ def corpus_inputs(tmp_path: Path) -> list[str]:
     """The sample documents, generated files, a zip, a binary and an unreadable file."""
     generated = generated_corpus(tmp_path / "generated")
     write(generated / "binary.txt", bytes(range(256)) * 4)
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("zipped/notes.md", "# Notes\n\n" + "Zipped text to cut. " * 300)
-    zipped = write(tmp_path / "pack.zip", buffer.getvalue())
+    notes = "# Notes\n\n" + "Zipped text to cut. " * 300
+    zipped = write(tmp_path / "pack.zip", make_zip({"zipped/notes.md": notes}))
     return [str(SAMPLE_DOCS), str(generated), str(zipped), unreadable_file(tmp_path)]
 
 

@@ -8,9 +8,7 @@ Screenshots go to ``harness.screenshot_dir()`` (``corpus_*.png``).
 
 from __future__ import annotations
 
-import io
 import sysconfig
-import zipfile
 from importlib import metadata
 from pathlib import Path
 
@@ -20,6 +18,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 import chunking
 from chunking.io import read_bytes
+from tests.conftest import make_zip
 from tests.e2e.harness import screenshot_dir
 
 pytestmark = pytest.mark.browser
@@ -53,14 +52,6 @@ def foreign_documents() -> dict[str, bytes]:
     if RUST_HTML.is_file():
         documents["rust/complement-project-faq.html"] = RUST_HTML.read_bytes()
     return documents
-
-
-def _zip(documents: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in documents.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
 
 
 def _finished(page: Page) -> None:
@@ -103,7 +94,7 @@ def test_a_zip_of_foreign_documents(page: Page, app_url: str) -> None:
     page.goto(f"{app_url}/corpus")
     dropzone = page.locator('.st-key-corpus-upload [data-testid="stFileUploaderDropzoneInput"]')
     dropzone.set_input_files(
-        {"name": "foreign.zip", "mimeType": "application/zip", "buffer": _zip(documents)}
+        {"name": "foreign.zip", "mimeType": "application/zip", "buffer": make_zip(documents)}
     )
     expect(page.get_by_text(f"{count} of {count} documents")).to_be_visible()
     expect(page.locator(".js-plotly-plot").first).to_be_visible()
@@ -144,7 +135,7 @@ def test_a_zip_that_escapes_is_refused(page: Page, app_url: str) -> None:
     page.goto(f"{app_url}/corpus")
     dropzone = page.locator('.st-key-corpus-upload [data-testid="stFileUploaderDropzoneInput"]')
     dropzone.set_input_files(
-        {"name": "evil.zip", "mimeType": "application/zip", "buffer": _zip({"../x.txt": b"x"})}
+        {"name": "evil.zip", "mimeType": "application/zip", "buffer": make_zip({"../x.txt": b"x"})}
     )
     expect(page.get_by_test_id("stAlert").filter(has_text="leaves the archive")).to_be_visible()
     page.screenshot(path=str(SCREENSHOTS / "corpus_refused.png"), full_page=True)
