@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import chunking
-from chunking.io import read_path
+from chunking.documents.io import read_path
 from tests.e2e.harness import CHROMIUM, CHROMIUM_ARGS, app_server, wait_until_idle
 
 ROOT = Path(__file__).resolve().parents[1]

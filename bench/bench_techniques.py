@@ -21,8 +21,8 @@ import os
 import time
 
 from chunking import Config
+from chunking.cli.evaluate import display_techniques
 from chunking.evaluation import REPORT_RECURSIVE, Settings, load_chroma_eval
-from chunking.evaluation.cli import display_techniques
 from chunking.evaluation.sweep import compare_techniques, table_rows, techniques_table
 from chunking.evaluation.techniques import Technique
 

@@ -21,9 +21,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from chunking import Chunk, Config, Param, Strategy, export, strategies
-from chunking.engine.spans import sentence_spans
-from chunking.io import (
+from chunking import Chunk, Config, Param, Strategy, strategies
+from chunking.analysis.recommend import Recommendation, recommend
+from chunking.analysis.report import Report, make_report, model_max_tokens, wordpiece_starts
+from chunking.documents.io import (
     MAX_BYTES_DEFAULT,
     SUPPORTED_EXTENSIONS,
     Document,
@@ -31,8 +32,8 @@ from chunking.io import (
     read_bytes,
     read_path,
 )
-from chunking.recommend import Recommendation, recommend
-from chunking.report import Report, make_report, model_max_tokens, wordpiece_starts
+from chunking.engine.spans import sentence_spans
+from chunking.output import export
 from chunking.viz.render import BOUNDARY_CSS, Page, paginate
 from pages import kit
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from chunking.report import agreement_matrix
+from chunking.analysis.report import agreement_matrix
 from chunking.viz.figures import agreement_heatmap, boundary_strip, histogram_panels
 from chunking.viz.render import render_window
 from pages import common, kit

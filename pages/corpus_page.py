@@ -20,8 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from chunking import Config
-from chunking.corpus import CorpusError, CorpusLimits, Member, uploaded_members
-from chunking.corpus_stats import (
+from chunking.analysis.corpus_stats import (
     Corpus,
     CorpusDocument,
     CorpusStats,
@@ -31,7 +30,8 @@ from chunking.corpus_stats import (
     most_warnings,
     read_corpus,
 )
-from chunking.report import model_max_tokens, wordpiece_starts
+from chunking.analysis.report import model_max_tokens, wordpiece_starts
+from chunking.documents.corpus import CorpusError, CorpusLimits, Member, uploaded_members
 from chunking.viz.figures import size_histogram
 from pages import common, kit
 

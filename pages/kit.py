@@ -453,7 +453,7 @@ _FIDELITY_NOTE = {
 def code_export(config: Config, key: str) -> None:
     """The configuration as code for a chosen library: fidelity, what differs, the
     snippet (with a copy button) and a download."""
-    from chunking.snippets import TARGETS, snippet
+    from chunking.output.snippets import TARGETS, snippet
 
     target = st.selectbox(
         "Library",
@@ -564,8 +564,9 @@ def llm_notes(document: str, chunk: Chunk) -> dict[str, str]:
     """What the model chosen on the LLM tools page already wrote for ``chunk`` (its
     context sentence, its summary), read from the answer cache: never calls the model."""
     from chunking.llm import LLMError, make_llm
+    from chunking.llm.answers import first_sentence
     from chunking.llm.cost import cached_answers
-    from chunking.llm.enrich import enrichment_requests, first_sentence
+    from chunking.llm.enrich import enrichment_requests
 
     url = str(st.session_state.get(LLM_URL_KEY) or "").strip()
     model = str(st.session_state.get(LLM_MODEL_KEY) or "").strip()

@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from chunking import Chunk, Config, get_sizer
+from chunking.llm.answers import annotate
 from chunking.llm.client import (
     KEY_ENV,
     LLM,
@@ -24,7 +25,7 @@ from chunking.llm.client import (
     resolve_llm,
 )
 from chunking.llm.cost import Estimate, Run, cached_answers, estimate, run_requests
-from chunking.llm.enrich import annotate, annotate_answers, enrichment_requests, yake_keywords
+from chunking.llm.enrich import annotate_answers, enrichment_requests, yake_keywords
 from chunking.llm.questions import collect_questions, passages, question_requests, to_csv
 from chunking.splitters.propositions import proposition_requests
 from pages import common, kit

@@ -21,10 +21,10 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from chunking import Config, get_strategy, strategies
+from chunking.analysis.report import SPECIAL_TOKENS, model_max_tokens
 from chunking.embedding.models import Embedder, EmbeddingError, canonical_model_name
 from chunking.embedding.registry import named_model
 from chunking.engine.spans import sentence_spans
-from chunking.report import SPECIAL_TOKENS, model_max_tokens
 from chunking.splitters.semantic.analysis import (
     SemanticAnalysis,
     SemanticResult,

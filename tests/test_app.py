@@ -17,9 +17,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import chunking
-from chunking.io import read_path
-from chunking.recommend import recommend
-from chunking.report import agreement, boundaries, describe
+from chunking.analysis.recommend import recommend
+from chunking.analysis.report import agreement, boundaries, describe
+from chunking.documents.io import read_path
 from pages import common  # the app's helpers (pytest's pythonpath has the root)
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,8 +13,8 @@ from streamlit.proto.WidgetStates_pb2 import WidgetStates
 from streamlit.testing.v1 import AppTest
 
 import chunking
-from chunking import corpus_stats
-from chunking.io import read_path
+from chunking.analysis import corpus_stats
+from chunking.documents.io import read_path
 from pages import common
 from tests.conftest import make_zip
 

@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import chunking
-from chunking.io import read_path
+from chunking.documents.io import read_path
 from pages import common
 
 ROOT = Path(__file__).resolve().parents[1]

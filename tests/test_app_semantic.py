@@ -19,9 +19,9 @@ from streamlit.testing.v1 import AppTest
 
 import chunking
 import chunking.splitters.semantic.analysis as sem
+from chunking.documents.io import read_path
 from chunking.embedding.models import get_embedder
 from chunking.engine.spans import sentence_spans
-from chunking.io import read_path
 from chunking.splitters.semantic.methods import check_threshold
 from pages import common  # the app's helpers (pytest's pythonpath has the root)
 

@@ -18,11 +18,12 @@ import pytest
 
 import chunking
 from chunking import Config
-from chunking.cli import main, parse_param
+from chunking.analysis.recommend import overlap_for, recommend
+from chunking.analysis.report import find_warnings, wordpiece_counts
+from chunking.cli import main
+from chunking.cli.options import parse_param
+from chunking.documents.io import Document, read_path
 from chunking.engine.spans import sentence_spans
-from chunking.io import Document, read_path
-from chunking.recommend import overlap_for, recommend
-from chunking.report import find_warnings, wordpiece_counts
 from pages import common
 from tests.test_io import _pdf_with_pages
 
@@ -651,7 +652,7 @@ def test_ctrl_c_exits_130(
     def interrupted(*_: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("chunking.cli.run", interrupted)
+    monkeypatch.setattr("chunking.cli.chunks.run", interrupted)
     code, _, err = cli(capsys, "split", doc_path, "-s", "recursive")
     assert code == 130
     assert err.strip() == "chunk-explorer: interrupted"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from chunking.corpus import (
+from chunking.documents.corpus import (
     CorpusError,
     CorpusLimits,
     Member,

@@ -7,17 +7,17 @@ from __future__ import annotations
 import pytest
 
 import chunking
-from chunking import corpus_stats as cs
-from chunking.corpus import Member
-from chunking.engine.spans import sentence_spans
-from chunking.io import read_path
-from chunking.report import (
+from chunking.analysis import corpus_stats as cs
+from chunking.analysis.report import (
     make_report,
     mid_sentence_cuts,
     model_max_tokens,
     truncated_chunks,
     wordpiece_starts,
 )
+from chunking.documents.corpus import Member
+from chunking.documents.io import read_path
+from chunking.engine.spans import sentence_spans
 from tests.conftest import chroma_corpora, sample_paths
 
 CONFIGS = [

@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chunking import Config, chunk
+from chunking.cli.evaluate import evaluate_main
 from chunking.embedding.cache import clear_cache
 from chunking.embedding.models import get_embedder
 from chunking.evaluation import (
@@ -32,7 +33,6 @@ from chunking.evaluation import (
     union,
 )
 from chunking.evaluation.advice import advise, best_row, report
-from chunking.evaluation.cli import evaluate_main
 from chunking.evaluation.questions import Question, Reference, renumber
 from chunking.evaluation.sweep import Grid, digest, parse_values, results_table, sweep
 from chunking.units import get_sizer

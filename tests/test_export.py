@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 import chunking
 from chunking import Config
-from chunking.export import (
+from chunking.documents.io import Document, read_path
+from chunking.output.export import (
     COLUMNS,
     chunk_pages,
     chunk_records,
@@ -27,7 +28,6 @@ from chunking.export import (
     to_jsonl,
     to_parquet,
 )
-from chunking.io import Document, read_path
 from tests.test_cli import PAGES, parse, touched_pages
 from tests.test_io import _pdf_with_pages
 

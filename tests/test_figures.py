@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 import pytest
 
 import chunking
-from chunking.report import agreement_matrix, boundaries
+from chunking.analysis.report import agreement_matrix, boundaries
 from chunking.viz.figures import (
     agreement_heatmap,
     boundary_strip,
@@ -100,7 +100,7 @@ def test_agreement_heatmap_shows_the_matrix_as_percentages() -> None:
     assert "5 characters" in fig.layout.title.text
 
 
-@pytest.mark.parametrize("module", ["chunking", "chunking.report", "chunking.viz.render"])
+@pytest.mark.parametrize("module", ["chunking", "chunking.analysis.report", "chunking.viz.render"])
 def test_core_modules_do_not_import_plotly_or_streamlit(module: str) -> None:
     code = (
         f"import sys, {module}; "

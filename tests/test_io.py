@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 import chunking
-import chunking.io
+import chunking.documents.io
 from chunking import Config, run
-from chunking.io import (
+from chunking.documents.io import (
     MAX_BYTES_DEFAULT,
     SUPPORTED_EXTENSIONS,
     Document,

@@ -10,20 +10,21 @@ import re
 from pathlib import Path
 
 import pytest
+from chunking.cli.llm_options import add_llm_arguments, client_from_args, confirm
 
 import chunking
 from chunking.cli import main
+from chunking.documents.io import read_path
 from chunking.evaluation.questions import parse_questions
-from chunking.export import chunk_records
-from chunking.io import read_path
 from chunking.llm.align import locate
+from chunking.llm.answers import annotate, first_sentence
 from chunking.llm.cache import AnswerCache, answer_key
 from chunking.llm.client import CachedLLM, EndpointLLM, LLMError, LocalLLM, Request
 from chunking.llm.contextual import contextual_chunks, document_window, llm_contexts
 from chunking.llm.cost import estimate, record_speed, run_requests, speed_factor
-from chunking.llm.enrich import annotate, first_sentence, parse_keywords, yake_keywords
-from chunking.llm.options import add_llm_arguments, client_from_args, confirm
+from chunking.llm.enrich import parse_keywords, yake_keywords
 from chunking.llm.questions import generate_questions, parse_answer, to_csv
+from chunking.output.export import chunk_records
 from chunking.splitters.propositions import parse_propositions, proposition_pieces
 from tests.conftest import sample_paths
 from tests.invariants import check_each_chunk

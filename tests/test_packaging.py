@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from chunking import cli
+from chunking.cli import chunks as chunks_cli
 from chunking.evaluation import QuestionFileError, chroma_eval_dir, load_chroma_eval
 from chunking.evaluation.questions import CHROMA_EVAL_ENV
 from tests.e2e.harness import free_port, stop_server
@@ -89,7 +90,7 @@ def test_the_package_list_matches_the_tree():
 
 
 def test_app_command_runs_streamlit_on_the_apps_script():
-    command = cli.app_command(8765)
+    command = chunks_cli.app_command(8765)
     assert command[:4] == [sys.executable, "-m", "streamlit", "run"]
     assert command[5:] == ["--server.port", "8765"]
     # Here the package is installed from this checkout (editable), so its app.py is ours.

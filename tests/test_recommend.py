@@ -9,11 +9,11 @@ import pytest
 
 import chunking
 from chunking import Config
+from chunking.analysis.recommend import LEGAL_SEPARATORS, SAMPLE_CHARS, Recommendation, recommend
+from chunking.analysis.report import make_report
 from chunking.config import _REGISTRY
-from chunking.io import read_path
+from chunking.documents.io import read_path
 from chunking.params import Param, Strategy, size_param
-from chunking.recommend import LEGAL_SEPARATORS, SAMPLE_CHARS, Recommendation, recommend
-from chunking.report import make_report
 from tests.conftest import SAMPLE_DOCS
 
 #: The strategy each kind asks for, and its size range in tokens (the seeds' table).

@@ -17,9 +17,9 @@ import pytest
 
 from chunking import Config
 from chunking.cli import main
-from chunking.corpus import doc_id, list_sources
+from chunking.documents.corpus import doc_id, list_sources
+from chunking.documents.io import read_bytes
 from chunking.embedding.models import get_embedder
-from chunking.io import read_bytes
 from chunking.pipeline import Job, RunSettings, documents, run_corpus
 from tests.conftest import SAMPLE_DOCS, make_zip, write
 

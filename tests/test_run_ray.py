@@ -11,8 +11,8 @@ import pyarrow.dataset as ds
 import pytest
 
 from chunking.cli import main
-from chunking.corpus import doc_id
-from chunking.io import read_bytes
+from chunking.documents.corpus import doc_id
+from chunking.documents.io import read_bytes
 from tests.conftest import SAMPLE_DOCS, make_zip, sample_paths, write
 from tests.test_run import generated_corpus, unreadable_file
 

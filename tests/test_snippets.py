@@ -15,8 +15,8 @@ import pytest
 
 import chunking
 from chunking import Config
-from chunking.io import read_path
-from chunking.snippets import (
+from chunking.documents.io import read_path
+from chunking.output.snippets import (
     MAPPINGS,
     TARGETS,
     SnippetError,

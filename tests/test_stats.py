@@ -12,9 +12,7 @@ from hypothesis import strategies as st
 
 import chunking
 from chunking import Chunk
-from chunking.engine.spans import sentence_spans
-from chunking.io import Document, read_path
-from chunking.report import (
+from chunking.analysis.report import (
     SPECIAL_TOKENS,
     Report,
     agreement,
@@ -40,6 +38,8 @@ from chunking.report import (
     wordpiece_counts,
     wordpiece_starts,
 )
+from chunking.documents.io import Document, read_path
+from chunking.engine.spans import sentence_spans
 from chunking.units import get_sizer
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_docs"
@@ -419,7 +419,7 @@ def test_agreement_matrix_has_ones_on_the_diagonal() -> None:
 
 
 def test_flags_other_than_over_limit_are_reported_by_kind() -> None:
-    from chunking.report import flagged
+    from chunking.analysis.report import flagged
 
     text = "alpha beta gamma delta"
     chunks = [
@@ -520,7 +520,7 @@ def test_messages_name_the_model_unit_in_words() -> None:
     [("recursive", {"size": 300}), ("fixed", {"size": 250, "overlap": 30}), ("sentence", {})],
 )
 def test_word_pieces_counted_from_the_document_match_the_tokenizer(strategy, params) -> None:
-    from chunking.report import wordpieces_in
+    from chunking.analysis.report import wordpieces_in
 
     text = read_path(SAMPLES / "long_essay.txt").text + "\nNaïve café — 語 résumé_x, ok."
     chunks = chunking.chunk(text, strategy, **params)
@@ -529,7 +529,7 @@ def test_word_pieces_counted_from_the_document_match_the_tokenizer(strategy, par
 
 
 def test_word_piece_starts_of_a_long_document_match_one_pass_of_the_tokenizer() -> None:
-    from chunking.report import wordpiece_tokenizer
+    from chunking.analysis.report import wordpiece_tokenizer
 
     text = (read_path(SAMPLES / "long_essay.txt").text + " naïve 語x ") * 6
     assert len(text) > 100_000  # more than one slice

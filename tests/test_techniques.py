@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from chunking import Config, chunk
+from chunking.cli.evaluate import evaluate_main, model_names
 from chunking.embedding.models import get_embedder
 from chunking.evaluation import Settings, as_spans, evaluate
 from chunking.evaluation.advice import advise
-from chunking.evaluation.cli import evaluate_main, model_names
 from chunking.evaluation.context import CONTEXT_KEY, embedded_text, header_contexts
 from chunking.evaluation.core import window_spans
 from chunking.evaluation.questions import Question, Reference

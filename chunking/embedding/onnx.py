@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from .base import BuildProgress, TokenizedEmbedder, bundled_model_path, untruncated
 from .derived import build_once, fingerprint, models_dir
-from .models import BuildProgress, TokenizedEmbedder, bundled_model_path, untruncated
 
 #: Changes whenever the export or quantisation changes, so that old builds are not used.
 RECIPE = "v1"

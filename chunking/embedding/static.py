@@ -21,8 +21,8 @@ from unittest.mock import patch
 
 import numpy as np
 
+from .base import BuildProgress, Embedder, TokenizedEmbedder, bundled_model_path, untruncated
 from .derived import build_once, fingerprint, models_dir
-from .models import BuildProgress, Embedder, TokenizedEmbedder, bundled_model_path, untruncated
 
 #: Changes whenever the distillation settings change, so that old builds are not used.
 RECIPE = "v1"

@@ -10,7 +10,6 @@
 """
 
 from .advice import Advice, advise, best_row, report
-from .cli import add_evaluate_parser, evaluate_main
 from .core import (
     METRIC_LABELS,
     METRICS,
@@ -80,7 +79,6 @@ __all__ = [
     "Settings",
     "SweepResult",
     "Technique",
-    "add_evaluate_parser",
     "advise",
     "as_spans",
     "best_row",
@@ -90,7 +88,6 @@ __all__ = [
     "config_columns",
     "digest",
     "evaluate",
-    "evaluate_main",
     "load_chroma_eval",
     "load_grid",
     "locate_by_text",

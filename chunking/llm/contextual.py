@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..model import Chunk
+from .answers import annotate, first_sentence
 from .client import LLM, Request
 from .cost import Progress, run_requests
-from .enrich import annotate, first_sentence
 
 CONTEXT_SYSTEM = "You situate excerpts within their document to improve search retrieval."
 #: Characters of the document shown with each chunk (its opening and the chunk's

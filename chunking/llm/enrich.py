@@ -4,18 +4,18 @@ Summaries need a language model (one call per chunk, through :mod:`chunking.llm.
 keywords come from YAKE (the ``yake`` package: statistical, no model, instant) or from
 the model. Both end up in ``metadata["summary"]`` and ``metadata["keywords"]``, which
 every export carries (:mod:`chunking.export` writes the metadata as it is); the chunk's
-offsets and text never change (:func:`annotate`).
+offsets and text never change (:func:`chunking.llm.answers.annotate`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
-from typing import Any
 
 from ..model import Chunk
+from .answers import annotate, first_sentence
 from .client import Request
+from .contextual import context_requests
 
 #: Keywords kept per chunk.
 KEYWORDS = 5
@@ -24,18 +24,6 @@ KEYWORD_WORDS = 2
 SUMMARY_SYSTEM = "You write one-sentence summaries of text passages."
 KEYWORD_SYSTEM = "You list the key terms of text passages."
 _LIST_MARK = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
-_BARE_TAG = re.compile(r"</?[\w-]+>")
-
-
-def annotate(chunks: Sequence[Chunk], key: str, values: Sequence[Any]) -> list[Chunk]:
-    """The chunks with ``metadata[key]`` set to each value (offsets and text unchanged);
-    an empty value (``""``, ``[]``) leaves the chunk as it was."""
-    if len(values) != len(chunks):
-        raise ValueError(f"{len(values)} values for {len(chunks)} chunks")
-    return [
-        replace(c, metadata={**c.metadata, key: value}) if value else c
-        for c, value in zip(chunks, values, strict=True)
-    ]
 
 
 def yake_keywords(
@@ -69,17 +57,6 @@ def keyword_request(chunk_text: str) -> Request:
     )
 
 
-def first_sentence(answer: str, limit: int = 300) -> str:
-    """The first line of an answer that is not a bare tag (small models echo the
-    prompt's ``<chunk>``), without quotes or a label, at most ``limit`` chars."""
-    lines = (ln.strip() for ln in answer.splitlines())
-    line = next((ln for ln in lines if ln and not _BARE_TAG.fullmatch(ln)), "")
-    line = line.strip('"“”').strip()
-    line = re.sub(r"^(?:summary|context)\s*:\s*", "", line, flags=re.IGNORECASE)
-    line = line.strip('"“”').strip()
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
 def parse_keywords(answer: str, top: int = KEYWORDS) -> list[str]:
     """Comma- or line-separated terms of an answer, without list marks or duplicates."""
     terms: list[str] = []
@@ -99,8 +76,6 @@ def enrichment_requests(
     model_keywords: bool = False,
 ) -> dict[str, list[Request]]:
     """The requests of each model-written field asked for, by metadata key."""
-    from .contextual import context_requests  # contextual builds on this module
-
     wanted: dict[str, list[Request]] = {}
     if context:
         wanted["context"] = context_requests(document, chunks)

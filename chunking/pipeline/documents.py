@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import Config
 from ..core import run
-from ..corpus import doc_id
-from ..export import _metadata_json, chunk_pages, iter_records
-from ..io import read_bytes
+from ..documents.corpus import doc_id
+from ..documents.io import read_bytes
+from ..output.export import chunk_pages, iter_records, metadata_json
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -94,7 +94,7 @@ class Job:
         for row in iter_records(chunks, chunk_pages(document, chunks)):
             for column in ("index", "start", "end", "size", "text"):
                 columns[column].append(row[column])
-            columns["metadata"].append(_metadata_json(row))
+            columns["metadata"].append(metadata_json(row))
         columns["doc_id"] = [identity] * len(chunks)
         columns["path"] = [name] * len(chunks)
         return columns

@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 
-from ..corpus import CorpusLimits, Source, doc_id, read_source
+from ..documents.corpus import CorpusLimits, Source, doc_id, read_source
 from .documents import Job, Outcome
 from .output import DocKey
 

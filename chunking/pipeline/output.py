@@ -256,7 +256,7 @@ class PartWriter:
         columns = _concatenated(self._pending)
         if self.embed is not None:
             began = time.perf_counter()
-            columns[EMBEDDING] = _vectors_array(self.embed(embedding_texts(columns)))
+            columns[EMBEDDING] = vectors_array(self.embed(embedding_texts(columns)))
             self.embed_seconds += time.perf_counter() - began
         began = time.perf_counter()
         table = pa.table(columns, schema=schema(self.embed is not None))
@@ -273,7 +273,7 @@ def _concatenated(outcomes: list[Outcome]) -> dict[str, Any]:
     return {name: [v for o in outcomes for v in (o.columns or {})[name]] for name in COLUMNS}
 
 
-def _vectors_array(vectors: Any) -> Any:
+def vectors_array(vectors: Any) -> Any:
     """An (n, d) float32 array as a Parquet ``list<float32>`` column without copying rows."""
     import numpy as np
     import pyarrow as pa

@@ -24,13 +24,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..corpus import CorpusLimits, Source, doc_id, read_source
+from ..documents.corpus import CorpusLimits, Source, doc_id, read_source
 from .documents import Job, Outcome, schema
-from .output import DocKey, Done, RunOutput, embedding_texts
+from .output import DocKey, Done, RunOutput, embedding_texts, vectors_array
 from .progress import Progress
 
 if TYPE_CHECKING:
-    from . import RunSettings
+    from .settings import RunSettings
 
 INSTALL_HINT = "pip install 'chunk-explorer[corpus]'"
 #: Documents per chunking task batch: a few, since one document may be 50 MB.
@@ -196,7 +196,6 @@ class EmbedBatch:
         self.embedder = get_embedder(model)
 
     def __call__(self, table: Any) -> Any:
-        from .output import _vectors_array
 
         vectors = self.embedder.embed(
             embedding_texts(
@@ -206,7 +205,7 @@ class EmbedBatch:
                 }
             )
         )
-        return table.append_column("embedding", _vectors_array(vectors))
+        return table.append_column("embedding", vectors_array(vectors))
 
 
 def _log(log_dir: Path, outcomes: list[Outcome]) -> None:

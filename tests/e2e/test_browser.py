@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 import chunking
-from chunking.io import read_path
+from chunking.documents.io import read_path
 from tests.e2e.harness import screenshot_dir
 
 pytestmark = pytest.mark.browser

@@ -14,8 +14,8 @@ from playwright.sync_api import Page, expect
 
 import chunking
 import chunking.splitters.semantic.analysis as sem
+from chunking.documents.io import read_path
 from chunking.embedding.models import get_embedder
-from chunking.io import read_path
 from tests.e2e.harness import screenshot_dir
 from tests.test_app_semantic import DEFAULTS as PAGE_DEFAULTS
 

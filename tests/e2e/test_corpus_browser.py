@@ -17,7 +17,7 @@ from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 import chunking
-from chunking.io import read_bytes
+from chunking.documents.io import read_bytes
 from tests.conftest import make_zip
 from tests.e2e.harness import screenshot_dir
 

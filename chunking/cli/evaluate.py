@@ -25,10 +25,10 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .advice import report
-from .core import METRIC_LABELS, METRICS, Settings, chunk_documents
-from .questions import Question, read_corpus, read_questions, renumber
-from .sweep import (
+from ..evaluation.advice import report
+from ..evaluation.core import METRIC_LABELS, METRICS, Settings, chunk_documents
+from ..evaluation.questions import Question, read_corpus, read_questions, renumber
+from ..evaluation.sweep import (
     AXES,
     KEY_COLUMNS,
     Grid,
@@ -40,7 +40,10 @@ from .sweep import (
     sweep,
     techniques_table,
 )
-from .techniques import CONTEXTS, EMBEDDINGS, RETRIEVERS, Technique
+from ..evaluation.techniques import CONTEXTS, EMBEDDINGS, RETRIEVERS, Technique
+from ..llm.contextual import context_requests
+from ..llm.cost import estimate
+from .options import EXIT_USAGE, add_llm_arguments, client_from_args, confirm, parse_param
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -48,7 +51,6 @@ if TYPE_CHECKING:
 PROG = "chunk-explorer evaluate"
 NO_MODEL = "none"
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
-EXIT_USAGE = 2
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -122,7 +124,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
         help="compare every technique on one configuration (dense, bm25, hybrid, late, "
         "headers, late + headers, parent, window:1) instead of a sweep",
     )
-    _add_llm_arguments(parser)
+    add_llm_arguments(parser)
     parser.add_argument(
         "--scope",
         choices=("document", "all"),
@@ -141,15 +143,6 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     parser.set_defaults(handler=run_evaluate)
     return parser
-
-
-def _add_llm_arguments(parser: argparse.ArgumentParser) -> None:
-    """The language-model options of ``--context llm``, when :mod:`chunking.llm` is here."""
-    try:
-        from ..llm.options import add_llm_arguments  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        return
-    add_llm_arguments(parser)
 
 
 def add_evaluate_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -184,20 +177,10 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
 # --------------------------------------------------------------------------- running
 
 
-def _param(item: str) -> tuple[str, Any]:
-    name, sep, raw = item.partition("=")
-    if not sep or not name.strip():
-        raise ValueError(f"--param takes NAME=VALUE; got {item!r}")
-    try:
-        return name.strip(), json.loads(raw)
-    except json.JSONDecodeError:
-        return name.strip(), raw
-
-
 def build_grid(args: argparse.Namespace) -> Grid:
     """The grid from ``--sweep`` or from the axis flags (not both)."""
     flags = {axis: getattr(args, axis) for axis in AXES if getattr(args, axis) is not None}
-    fixed = dict(_param(p) for p in args.param)
+    fixed = dict(parse_param(p) for p in args.param)
     if args.sweep:
         if flags:
             raise ValueError(
@@ -260,17 +243,6 @@ def _llm(
     """The language model of ``--context llm``, once the user accepted its cost."""
     if technique.context != "llm":
         return None
-    try:
-        from ..llm.contextual import context_requests  # type: ignore[import-not-found,unused-ignore]
-        from ..llm.cost import estimate  # type: ignore[import-not-found,unused-ignore]
-        from ..llm.options import (  # type: ignore[import-not-found,unused-ignore]
-            client_from_args,
-            confirm,
-        )
-    except ImportError:
-        raise ValueError(
-            "--context llm needs the chunking.llm package, which is not installed here"
-        ) from None
     llm = client_from_args(args)
     ids = list(dict.fromkeys(q.corpus_id for q in questions))
     configs, _ = grid.configs()

@@ -17,7 +17,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .embedding.registry import NamedModel
+    from ..embedding.registry import NamedModel
 
 
 def add_models_parser(commands: Any) -> argparse.ArgumentParser:
@@ -50,7 +50,7 @@ def model_record(model: NamedModel) -> dict[str, Any]:
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
-    from .embedding.registry import named_models  # here: other commands need no embedding
+    from ..embedding.registry import named_models  # here: other commands need no embedding
 
     records = [model_record(m) for m in named_models()]
     if args.format == "json":

@@ -30,7 +30,7 @@ from functools import cached_property
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
-from .model import Chunk
+from ..model import Chunk
 
 if TYPE_CHECKING:
     from docx.styles.style import BaseStyle
@@ -292,7 +292,7 @@ def _check_size(size: int, name: str, max_bytes: int) -> None:
     if size == 0:
         raise DocumentError(f"{name} is empty (0 bytes); choose a file that contains text")
     if size > max_bytes:
-        shown, limit = _format_size(size), _format_size(max_bytes)
+        shown, limit = format_size(size), format_size(max_bytes)
         if shown == limit:
             shown = f"{size:,} bytes"
             limit = f"{max_bytes:,}-byte"
@@ -302,7 +302,7 @@ def _check_size(size: int, name: str, max_bytes: int) -> None:
         )
 
 
-def _format_size(size: int) -> str:
+def format_size(size: int) -> str:
     """Human-readable size: ``'61.2 MB'``, ``'50 MB'``, ``'12 KB'``, ``'100 bytes'``."""
     for unit, factor in (("GB", 1024**3), ("MB", 1024**2), ("KB", 1024)):
         if size >= factor:

@@ -21,14 +21,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .evaluation.questions import CORPUS_SUFFIXES
-from .export import TEXT_WRITERS, iter_records
-from .llm.client import LLM
-from .llm.cost import Progress, estimate, run_requests
-from .llm.enrich import annotate, annotate_answers, enrichment_requests, yake_keywords
-from .llm.options import add_llm_arguments, client_from_args, confirm
-from .llm.questions import collect_questions, passages, question_requests, to_csv
-from .model import Chunk
+from ..core import run as cut
+from ..evaluation.questions import CORPUS_SUFFIXES
+from ..llm.answers import annotate
+from ..llm.client import LLM
+from ..llm.cost import Progress, estimate, run_requests
+from ..llm.enrich import annotate_answers, enrichment_requests, yake_keywords
+from ..llm.questions import collect_questions, passages, question_requests, to_csv
+from ..model import Chunk
+from ..output.export import TEXT_WRITERS, iter_records
+from .options import add_llm_arguments, client_from_args, confirm, output, prepare
 
 
 def add_llm_parsers(commands: Any, options: argparse.ArgumentParser) -> None:
@@ -161,13 +163,10 @@ def enrich_chunks(
 
 
 def _cmd_enrich(args: argparse.Namespace) -> int:
-    from .cli import _output, prepare
-    from .core import run
-
     config, document = prepare(args)
-    chunks = run(document.text, config)
+    chunks = cut(document.text, config)
     llm = client_from_args(args)
     enriched = enrich_chunks(document.text, chunks, args, llm)
-    with _output(args.output) as out:
+    with output(args.output) as out:
         TEXT_WRITERS[args.format](iter_records(enriched), out)
     return 0

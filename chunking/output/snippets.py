@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config import Config
-from .units import TOKENIZER_PREFIX
+from ..config import Config
+from ..units import TOKENIZER_PREFIX
 
 TARGETS = ("langchain", "llamaindex", "chonkie", "semchunk", "python", "cli")
 #: Units that the other libraries' snippets can count in (and word pieces, see

@@ -29,12 +29,12 @@ from typing import Any
 
 import numpy as np
 
-from .config import Config
-from .engine.spans import sentence_spans
-from .export import chunk_pages
-from .io import Document
-from .model import Chunk
-from .units import UNITS, CountingSizer, get_sizer, load_hf_tokenizer, model_tokenizer_path
+from ..config import Config
+from ..documents.io import Document
+from ..engine.spans import sentence_spans
+from ..model import Chunk
+from ..output.export import chunk_pages
+from ..units import UNITS, CountingSizer, get_sizer, load_hf_tokenizer, model_tokenizer_path
 
 #: How many word pieces all-MiniLM-L6-v2 reads, special tokens included.
 DEFAULT_MODEL_MAX_TOKENS = 256

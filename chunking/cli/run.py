@@ -9,7 +9,7 @@
         --out /shared/chunks --engine ray --embed
 
 The configuration comes from ``--config`` and/or the same strategy flags as ``split``
-(:func:`chunking.cli.chosen_config`). Here ``--model`` names the embedding model of
+(:func:`chunking.cli.options.chosen_config`). Here ``--model`` names the embedding model of
 ``--embed``; a semantic strategy uses it too. Exit status: 0 when every document is in
 the output, 1 when some failed (listed in ``OUT/errors.jsonl``), 2 for bad usage.
 """
@@ -20,8 +20,9 @@ import argparse
 import sys
 from typing import Any
 
-from .corpus import CorpusLimits, list_sources
-from .pipeline import ENGINES, PART_ROWS, Job, RunSettings, run_corpus
+from ..documents.corpus import CorpusLimits, list_sources
+from ..pipeline import ENGINES, PART_ROWS, Job, RunSettings, run_corpus
+from .options import PROG, build_config, chosen_config, max_bytes, overrides, strategy_options
 
 #: The model of ``--embed`` without ``--model``: the bundled one.
 DEFAULT_EMBEDDING = "all-MiniLM-L6-v2"
@@ -31,11 +32,9 @@ UNLIMITED = 2**62
 
 def add_run_parser(commands: Any) -> argparse.ArgumentParser:
     """Add ``run`` to the subcommands of the ``chunk-explorer`` parser."""
-    from . import cli  # here: cli imports this module while it loads
-
     run = commands.add_parser(
         "run",
-        parents=[cli._strategy_options()],
+        parents=[strategy_options()],
         conflict_handler="resolve",  # --model names the embedding model here
         help="apply one configuration to a corpus: Parquet chunks, resumable",
         description="Cut every document of the inputs (files, folders, globs, zips) with one "
@@ -76,19 +75,17 @@ def add_run_parser(commands: Any) -> argparse.ArgumentParser:
 
 def run_command(args: argparse.Namespace) -> int:
     """The ``run`` handler: settle the configuration, list the corpus, run it."""
-    from . import cli
-
-    overrides = cli._overrides(args)
-    model = overrides.pop("model", None)
-    config = cli.chosen_config(args, overrides)
+    chosen = overrides(args)
+    model = chosen.pop("model", None)
+    config = chosen_config(args, chosen)
     if config is None:
         raise ValueError("run needs a configuration: --config CONFIG.json or --strategy NAME")
     if model is not None and "model" in config.spec.param_names:
-        config = cli.build_config(config.strategy, config.params, {"model": model})
+        config = build_config(config.strategy, config.params, {"model": model})
     if model is not None and not args.embed and "model" not in config.spec.param_names:
         raise ValueError("--model names the embedding model: add --embed")
-    max_bytes = cli._max_bytes(args)
-    limits = CorpusLimits(max_files=UNLIMITED, max_total_bytes=UNLIMITED, max_file_bytes=max_bytes)
+    limit = max_bytes(args)
+    limits = CorpusLimits(max_files=UNLIMITED, max_total_bytes=UNLIMITED, max_file_bytes=limit)
     sources = list_sources([args.file, *args.inputs], limits)
     embed_model = None
     if args.embed:
@@ -102,7 +99,7 @@ def run_command(args: argparse.Namespace) -> int:
         part_rows=args.part_rows,
         progress=not args.quiet and sys.stderr.isatty(),
     )
-    job = Job(config.to_dict(), max_bytes, args.encoding)
+    job = Job(config.to_dict(), limit, args.encoding)
     summary = run_corpus(sources, job, settings, limits)
-    print(f"{cli.PROG} run: {summary.line()}")
+    print(f"{PROG} run: {summary.line()}")
     return summary.exit_code

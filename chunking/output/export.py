@@ -26,9 +26,9 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, BinaryIO, TextIO
 
-from .config import Config
-from .io import Document
-from .model import Chunk
+from ..config import Config
+from ..documents.io import Document
+from ..model import Chunk
 
 #: The columns of every export, in order.
 COLUMNS = ("index", "start", "end", "size", "text", "metadata")
@@ -72,7 +72,7 @@ def chunk_records(
     return list(iter_records(chunks, pages))
 
 
-def _metadata_json(row: Record) -> str:
+def metadata_json(row: Record) -> str:
     return json.dumps(row["metadata"], ensure_ascii=False)
 
 
@@ -104,7 +104,7 @@ def write_csv(records: Iterable[Record], out: TextIO) -> None:
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(COLUMNS)
     for row in records:
-        writer.writerow([*(row[c] for c in COLUMNS[:-1]), _metadata_json(row)])
+        writer.writerow([*(row[c] for c in COLUMNS[:-1]), metadata_json(row)])
 
 
 #: The text formats by name (the CLI's ``--format`` choices besides parquet).
@@ -156,7 +156,7 @@ def write_parquet(records: Iterable[Record], out: BinaryIO) -> None:
         name: pa.array([row[name] for row in rows], type=pa.int64()) for name in INT_COLUMNS
     }
     columns["text"] = pa.array([row["text"] for row in rows], type=pa.string())
-    columns["metadata"] = pa.array([_metadata_json(row) for row in rows], type=pa.string())
+    columns["metadata"] = pa.array([metadata_json(row) for row in rows], type=pa.string())
     pq.write_table(pa.table({name: columns[name] for name in COLUMNS}), out)
 
 

@@ -30,11 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from .config import Config
-from .core import run
-from .corpus import Member, doc_id
-from .engine.spans import paragraph_spans, sentence_spans
-from .io import MAX_BYTES_DEFAULT, Document, DocumentError, read_bytes
+from ..config import Config
+from ..core import run
+from ..documents.corpus import Member, doc_id
+from ..documents.io import MAX_BYTES_DEFAULT, Document, DocumentError, read_bytes
+from ..engine.spans import paragraph_spans, sentence_spans
 from .report import SizeSummary, describe, find_warnings, model_max_tokens, truncated_chunks
 
 #: Called after each document: (documents done, documents in all, the document's name).

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-from .io import MAX_BYTES_DEFAULT, _format_size
+from .io import MAX_BYTES_DEFAULT, format_size
 
 
 class CorpusError(ValueError):
@@ -98,7 +98,7 @@ class _Budget:
             )
         if self.bytes > limits.max_total_bytes:
             raise CorpusError(
-                f"the corpus is over the {_format_size(limits.max_total_bytes)} limit on its "
+                f"the corpus is over the {format_size(limits.max_total_bytes)} limit on its "
                 f"total size (at {name}); split it into smaller corpora"
             )
 
@@ -214,7 +214,7 @@ def uploaded_members(
 
 def _too_big(name: str, size: int, limits: CorpusLimits) -> str:
     return (
-        f"{name} is {_format_size(size)}, over the {_format_size(limits.max_file_bytes)} "
+        f"{name} is {format_size(size)}, over the {format_size(limits.max_file_bytes)} "
         "limit for one document"
     )
 

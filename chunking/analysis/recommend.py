@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
-from .config import Config, strategies
-from .params import Param, Strategy, overlap_below_size
+from ..config import Config, strategies
+from ..params import Param, Strategy, overlap_below_size
 from .report import DEFAULT_MODEL_MAX_TOKENS, SPECIAL_TOKENS
 
 #: Only this many characters are examined, so that huge files are profiled quickly.

@@ -1,0 +1,315 @@
+"""What the commands share: the document and strategy flags, the configuration they
+settle, the language-model flags, and where output goes.
+
+Every command module builds on this one; it imports no other command. Problems are
+raised as ``ValueError`` with a one-line message, which :func:`chunking.cli.main`
+prints and turns into exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, BinaryIO, TextIO
+
+from ..analysis.recommend import overlap_for, recommend
+from ..config import Config, get_strategy, strategies
+from ..documents.io import MAX_BYTES_DEFAULT, Document, read_path
+from ..llm.client import LLM, LOCAL_MODEL, make_llm
+from ..llm.cost import Estimate
+from ..params import Strategy
+
+PROG = "chunk-explorer"
+AUTO = "auto"
+EXIT_USAGE = 2
+
+#: Flags that set a strategy parameter of the same name.
+PARAM_FLAGS = ("size", "overlap", "unit", "model")
+
+
+# ------------------------------------------------------------ document and strategy
+
+
+def strategy_options() -> argparse.ArgumentParser:
+    """The document and strategy flags shared by ``split``, ``stats``, ``enrich`` and ``run``."""
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument("file", metavar="FILE", help="the document to chunk")
+    names = ", ".join(strategies())
+    options.add_argument(
+        "--strategy",
+        "-s",
+        metavar="NAME",
+        help=f"one of: {names}; or '{AUTO}' (default) to use the recommended strategy",
+    )
+    options.add_argument("--size", metavar="N", help="maximum chunk size (parameter 'size')")
+    options.add_argument(
+        "--overlap", metavar="N", help="units shared by consecutive chunks ('overlap')"
+    )
+    options.add_argument("--unit", metavar="UNIT", help="chars, words or tokens ('unit')")
+    options.add_argument(
+        "--model", metavar="NAME_OR_PATH", help="embedding model ('model', semantic strategy)"
+    )
+    options.add_argument(
+        "--param",
+        "-p",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set any strategy parameter; VALUE is read as JSON when it parses "
+        "(numbers, true/false, lists), else as text. Repeatable.",
+    )
+    options.add_argument(
+        "--config",
+        metavar="CONFIG.json",
+        help="a configuration exported by the app; other flags override it",
+    )
+    options.add_argument(
+        "--encoding",
+        metavar="NAME",
+        help="decode a text file with this encoding (e.g. cp1252, latin-1, cp1251) instead "
+        "of detecting it; the detected encoding and its confidence are reported",
+    )
+    options.add_argument(
+        "--max-mb",
+        type=float,
+        default=MAX_BYTES_DEFAULT / 2**20,
+        metavar="N",
+        help="refuse files larger than N MB (default %(default)g)",
+    )
+    return options
+
+
+# ------------------------------------------------------------------- configuration
+
+
+def parse_param(item: str) -> tuple[str, Any]:
+    """``"key=value"`` as ``(key, value)``; the value is JSON when it parses.
+
+    >>> parse_param('separators=["a", "b"]')
+    ('separators', ['a', 'b'])
+    >>> parse_param("keep_separator=start")
+    ('keep_separator', 'start')
+    """
+    key, sep, raw = item.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ValueError(f"--param expects KEY=VALUE (for example size=500); got {item!r}")
+    try:
+        return key, json.loads(raw)
+    except ValueError:
+        return key, raw
+
+
+def overrides(args: argparse.Namespace) -> dict[str, tuple[str, Any]]:
+    """Parameters set on the command line: name -> (the flag that set it, value)."""
+    found: dict[str, tuple[str, Any]] = {}
+    for item in args.param:
+        key, value = parse_param(item)
+        found[key] = (f"--param {key}", value)
+    for name in PARAM_FLAGS:
+        value = getattr(args, name)
+        if value is not None:
+            found[name] = (f"--{name}", value)
+    return found
+
+
+def load_config(path: str) -> Config:
+    """Read a configuration exported as JSON (``Config.to_json``)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except FileNotFoundError:
+        raise ValueError(f"config file {path} was not found; check the path") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(
+            f"config file {path} is not valid JSON (line {exc.lineno}, column {exc.colno}: "
+            f"{exc.msg})"
+        ) from None
+    except UnicodeDecodeError:
+        raise ValueError(f"config file {path} is not UTF-8 text; re-export it") from None
+    except OSError as exc:
+        raise ValueError(f"config file {path} cannot be read: {exc.strerror or exc}") from None
+    try:
+        return Config.from_dict(data)
+    except ValueError as exc:
+        raise ValueError(f"config file {path}: {exc}") from None
+
+
+def build_config(
+    strategy: str,
+    base: Mapping[str, Any],
+    overrides: Mapping[str, tuple[str, Any]],
+    *,
+    rescale_overlap: bool = False,
+) -> Config:
+    """Validate ``base`` parameters updated with command-line ``overrides``.
+
+    With ``rescale_overlap`` (a recommended configuration), changing the size without
+    choosing an overlap keeps the overlap at the recommended share of the new size.
+    """
+    spec = get_strategy(strategy)
+    for name, (source, _) in overrides.items():
+        if name not in spec.param_names:
+            raise ValueError(_no_such_param(spec, name, source))
+    params = dict(base)
+    params.update({name: value for name, (_, value) in overrides.items()})
+    limit = spec.limit_param
+    if rescale_overlap and limit is not None and limit in overrides and "overlap" not in overrides:
+        overlap = overlap_for(spec, spec.param(limit).coerce(params[limit]))
+        if overlap is not None:
+            params["overlap"] = overlap
+    return Config.create(strategy, **params)
+
+
+def _no_such_param(spec: Strategy, name: str, source: str) -> str:
+    allowed = ", ".join(spec.param_names) or "none"
+    return (
+        f"strategy {spec.name!r} has no parameter {name!r} (from {source}); "
+        f"its parameters are: {allowed} (see '{PROG} strategies')"
+    )
+
+
+def max_bytes(args: argparse.Namespace) -> int:
+    """``--max-mb`` in bytes, checked."""
+    if not math.isfinite(args.max_mb) or args.max_mb <= 0:
+        raise ValueError(f"--max-mb must be a positive number of megabytes; got {args.max_mb:g}")
+    return max(1, int(args.max_mb * 2**20))
+
+
+def chosen_config(
+    args: argparse.Namespace, overrides: Mapping[str, tuple[str, Any]]
+) -> Config | None:
+    """The configuration named by ``--config`` and/or ``--strategy`` with ``overrides``;
+    None when neither names one (or the strategy is ``auto``)."""
+    if args.config is not None:
+        loaded = load_config(args.config)
+        if args.strategy not in (None, loaded.strategy):
+            raise ValueError(
+                f"--config {args.config} is for strategy {loaded.strategy!r} but --strategy "
+                f"is {args.strategy!r}; drop one of them"
+            )
+        return build_config(loaded.strategy, loaded.params, overrides)
+    if args.strategy not in (None, AUTO):
+        return build_config(args.strategy, {}, overrides)
+    return None
+
+
+def prepare(args: argparse.Namespace) -> tuple[Config, Document]:
+    """Validate the options, read the file and settle the configuration.
+
+    Explicit options are checked before the file is read, so that a typo fails fast.
+    """
+    chosen = overrides(args)
+    limit = max_bytes(args)
+    config = chosen_config(args, chosen)
+    document = read_path(args.file, max_bytes=limit, encoding=args.encoding)
+    note_encoding(document)
+    if config is None:
+        advice = recommend(document.text, document.name, language=document.language)
+        print(
+            f"{PROG}: strategy {AUTO}: using {advice.strategy!r} ({advice.kind} document). "
+            f"{advice.reason}",
+            file=sys.stderr,
+        )
+        config = build_config(advice.strategy, advice.config.params, chosen, rescale_overlap=True)
+    return config, document
+
+
+def note_encoding(document: Document) -> None:
+    """Say on stderr how a text file was decoded when the detection was unsure."""
+    if document.encoding_warning:
+        confidence = document.encoding_confidence or 0.0
+        print(
+            f"{PROG}: {document.name}: {document.encoding_warning} (confidence "
+            f"{confidence:.0%}; --encoding NAME to choose)",
+            file=sys.stderr,
+        )
+
+
+# --------------------------------------------------------------------- language model
+
+
+def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
+    """--llm-url URL, --llm-model NAME (key from OPENAI_API_KEY), --yes"""
+    group = parser.add_argument_group("language model")
+    group.add_argument(
+        "--llm-url",
+        metavar="URL",
+        help="an OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (Ollama); the "
+        f"key comes from OPENAI_API_KEY. Default: the offline {LOCAL_MODEL} (weak, slow)",
+    )
+    group.add_argument("--llm-model", metavar="NAME", help="the endpoint's model name")
+    group.add_argument(
+        "--yes", "-y", action="store_true", help="run without asking once the cost is shown"
+    )
+
+
+def client_from_args(args: argparse.Namespace) -> LLM:
+    """The model the options name: the endpoint, or the local SmolLM2 when no --llm-url."""
+    return make_llm(getattr(args, "llm_url", None), getattr(args, "llm_model", None))
+
+
+def confirm(
+    cost: Estimate,
+    llm: LLM,
+    yes: bool,
+    *,
+    stdin: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> None:
+    """Show the cost on stderr and ask to go on (unless ``yes``, or nothing is to be
+    asked); raise ``ValueError`` when the user declines or cannot be asked."""
+    stdin = stdin or sys.stdin
+    stderr = stderr or sys.stderr
+    print(f"cost: {cost.describe()}", file=stderr)
+    if llm.note:
+        print(f"note: {llm.note}", file=stderr)
+    if yes or cost.calls == cost.cached:
+        return
+    if not stdin.isatty():
+        raise ValueError("not run: confirm the cost above with --yes")
+    print("Go on? [y/N] ", end="", file=stderr, flush=True)
+    if stdin.readline().strip().lower() not in ("y", "yes"):
+        raise ValueError("not run: declined")
+
+
+# -------------------------------------------------------------------------- output
+
+
+@contextmanager
+def output(path: str | None) -> Iterator[TextIO]:
+    """The stream chunks are written to: the file at ``path`` or stdout, as UTF-8."""
+    if path is None:
+        _utf8_stdout()
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    try:
+        handle = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115
+    except OSError as exc:
+        raise ValueError(f"cannot write {path}: {exc.strerror or exc}") from None
+    with handle:
+        yield handle
+
+
+@contextmanager
+def binary_output(path: str) -> Iterator[BinaryIO]:
+    """The binary file at ``path``, with the same message as :func:`output` on failure."""
+    try:
+        handle = open(path, "wb")  # noqa: SIM115
+    except OSError as exc:
+        raise ValueError(f"cannot write {path}: {exc.strerror or exc}") from None
+    with handle:
+        yield handle
+
+
+def _utf8_stdout() -> None:
+    """Chunk data is always written as UTF-8, whatever the locale says."""
+    encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("_", "-")
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if encoding not in ("utf-8", "utf8") and reconfigure is not None:
+        reconfigure(encoding="utf-8")

@@ -1,0 +1,32 @@
+"""How a corpus run is set up (everything but the chunking itself), shared by both
+engines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ENGINES = ("local", "ray")
+#: Rows per part file by default (about 15 MB of text at 400 tokens a chunk).
+PART_ROWS = 10_000
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """Where and how a corpus is run (everything but the chunking itself)."""
+
+    out: str
+    engine: str = "local"
+    workers: int = 1
+    #: The embedding model's name for ``--embed``; None: no embedding column.
+    embed_model: str | None = None
+    force: bool = False
+    part_rows: int = PART_ROWS
+    progress: bool = False
+
+    def check(self) -> None:
+        if self.engine not in ENGINES:
+            raise ValueError(f"unknown engine {self.engine!r}; choose one of {', '.join(ENGINES)}")
+        if self.workers < 1:
+            raise ValueError(f"--workers must be at least 1; got {self.workers}")
+        if self.part_rows < 1:
+            raise ValueError(f"--part-rows must be at least 1; got {self.part_rows}")
