@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from chunking.embedding import projection as maps
-from pages import common
+from pages import sidebar, widgets
 
 st.set_page_config(
     page_title="Chunk Explorer",
@@ -18,8 +18,8 @@ st.set_page_config(
     layout="wide",
     initial_sidebar_state="expanded",
 )
-common.apply_url_once()
-common.inject_css()
+sidebar.apply_url_once()
+widgets.inject_css()
 
 # Page files end in "_page" and are served under shorter URL paths on purpose: on a
 # server's first run, and in every AppTest run, Streamlit 1.67 still treats a folder
@@ -83,8 +83,8 @@ navigation = st.navigation(
     ]
 )
 with st.sidebar:
-    source = common.document_input()
-    config = common.strategy_controls(source)
-common.write_url(source, config)
-common.tour_hint(navigation.url_path)
+    source = sidebar.document_input()
+    config = sidebar.strategy_controls(source)
+sidebar.write_url(source, config)
+sidebar.tour_hint(navigation.url_path)
 navigation.run()

@@ -10,15 +10,27 @@ for each library, our ratio to each peer, and at the end our ratio to chonkie (t
 fastest peer) in recursive characters and cl100k tokens.
 
     .venv/bin/python bench/bench_core.py [--quick] [--cpu] [--repeat 5] [--size 1000] [--tokens 256]
+    .venv/bin/python bench/bench_core.py --cold [--repeat 3] [--file novel.txt]
 
 ``--quick``: 3 rounds, only chonkie as a peer, no token windows. ``--cpu``: time the
 process's CPU rather than the wall clock (steadier on a shared machine).
+
+``--cold``: what the first call in a fresh process pays (the CLI's case, and the app's
+first view). Every contender runs in a process of its own, ``--repeat`` times (best
+kept, CPU time): its imports, then its first call (the tokenizer loaded, the splitter
+built, the text never seen), then a second call on the same text. Prints each phase,
+MB/s and our ratio to each peer for the first call alone and with the imports, and
+our own first call split into what it pays (imports, encoder load, first encode).
+``--file`` measures another text (a long novel) instead of the chroma-eval corpora.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -33,7 +45,9 @@ LANGCHAIN_SETTINGS = {"separators": list(LANGCHAIN_SEPARATORS), "keep_separator"
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "chroma-eval" / "corpora"
 
 
-def load_text() -> str:
+def load_text(file: str | None = None) -> str:
+    if file:
+        return Path(file).read_text(encoding="utf-8")
     return "\n\n".join(p.read_text(encoding="utf-8") for p in sorted(CORPORA.glob("*.md")))
 
 
@@ -169,6 +183,191 @@ def only_chonkie(peers: Runs) -> Runs:
     return {name: run for name, run in peers.items() if name == "chonkie"}
 
 
+# ------------------------------------------------------------ fresh processes (--cold)
+
+#: What each contender imports before its first call (timed as its imports).
+LIBRARY_MODULES = {
+    "chunk-explorer": ("chunking",),
+    "chunk-explorer (tiktoken)": ("chunking",),
+    "chonkie": ("chonkie",),
+    "langchain": ("langchain_text_splitters",),
+    "semchunk (cold cache)": ("semchunk",),
+    "semchunk": ("semchunk",),
+    "semantic-text-splitter": ("semantic_text_splitter",),
+}
+#: Every module the runs of a mode import, imported untimed after a contender's own.
+RUN_MODULES = (
+    "chunking",
+    "chonkie",
+    "langchain_text_splitters",
+    "semchunk",
+    "semantic_text_splitter",
+)
+#: The environment of our contender counting with tiktoken instead of the fast backend.
+TIKTOKEN_BACKEND = {"CHUNK_EXPLORER_TOKEN_BACKEND": "tiktoken"}
+#: A fresh process: ``argv[1]`` says which contender, mode, sizes and text.
+CHILD = """
+import importlib, json, sys, time
+job = json.loads(sys.argv[1])
+start = time.process_time()
+for module in job["imports"]:
+    importlib.import_module(module)
+imported = time.process_time() - start
+from bench.bench_core import cold_child
+print(json.dumps(cold_child(job, imported)))
+"""
+COLD_MODES = ("recursive, characters", "recursive, cl100k tokens", "token windows, cl100k")
+
+
+def cold_runs(mode: str, text: str, size: int, tokens: int) -> Runs:
+    """Every contender of ``mode``; each call builds its splitter (and, the first time in
+    a process, loads its tokenizer)."""
+    ours: Runs
+    if mode == "recursive, characters":
+        ours = {
+            "chunk-explorer": lambda: chunking.chunk(
+                text, "recursive", size=size, unit="chars", **LANGCHAIN_SETTINGS
+            )
+        }
+        return {**ours, **peers_chars(text, size)}
+    if mode == "recursive, cl100k tokens":
+
+        def recursive() -> object:
+            return chunking.chunk(
+                text, "recursive", size=tokens, unit="tokens", **LANGCHAIN_SETTINGS
+            )
+
+        ours = {"chunk-explorer": recursive, "chunk-explorer (tiktoken)": recursive}
+        peers = peers_tokens(text, tokens)
+        del peers["semchunk (warm cache)"]  # a fresh process: no cache to be warm
+        return {**ours, **peers}
+
+    def windows() -> object:
+        return chunking.chunk(text, "token", size=tokens)
+
+    ours = {"chunk-explorer": windows, "chunk-explorer (tiktoken)": windows}
+    return {**ours, **peers_windows(text, tokens)}
+
+
+def cold_child(job: dict, imported: float) -> dict[str, float]:
+    """In a fresh process, after the contender's imports: its first and second call
+    (CPU seconds), or for ``parts`` what our first tokens call pays, phase by phase."""
+    for module in RUN_MODULES:
+        __import__(module)
+    text = load_text(job["file"])
+    clock = time.process_time
+    if job["name"] == "parts":
+        return {"imports": imported, **first_call_parts(text, job["tokens"])}
+    start = clock()
+    run = cold_runs(job["mode"], text, job["size"], job["tokens"])[job["name"]]
+    run()
+    first = clock()
+    run()
+    return {"imports": imported, "first": first - start, "second": clock() - first}
+
+
+def first_call_parts(text: str, tokens: int) -> dict[str, float]:
+    """Our first recursive tokens call, phase by phase (CPU seconds)."""
+    from chunking.units import get_sizer, token_encoder
+
+    clock = time.process_time
+    parts = {}
+    start = clock()
+    encoder = token_encoder()
+    parts["encoder load"] = clock() - start
+    start = clock()
+    encoder.encode("warm")
+    parts["first encode of the process"] = clock() - start
+    start = clock()
+    _ = encoder.token_lengths
+    parts["token byte lengths"] = clock() - start
+    start = clock()
+    get_sizer("tokens")
+    parts["sizer"] = clock() - start
+    start = clock()
+    encoder.encode(text)
+    parts["encode the text (never seen)"] = clock() - start
+    start = clock()
+    chunking.chunk(text, "recursive", size=tokens, unit="tokens", **LANGCHAIN_SETTINGS)
+    parts["recursive split, text seen"] = clock() - start
+    return parts
+
+
+def fresh_process(job: dict, env: dict[str, str] | None = None) -> dict[str, float] | None:
+    """Run ``job`` in a new interpreter; its timings, or None (reported) if it failed."""
+    import os
+
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, json.dumps(job)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        print(f"  {job['name']:26s} skipped: {last}"[:120])
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def best_times(runs: list[dict[str, float]]) -> dict[str, float]:
+    return {key: min(r[key] for r in runs) for key in runs[0]}
+
+
+def cold(args: argparse.Namespace) -> None:
+    """Each contender of each mode in fresh processes; print phases and our ratios."""
+    text = load_text(args.file)
+    mb = len(text.encode("utf-8")) / 1e6
+    where = args.file or "the chroma-eval corpora"
+    print(f"text: {where}, {len(text):,} characters, {mb:.2f} MB; fresh process per run, ")
+    print(f"best of {args.repeat} runs, CPU time; first call = tokenizer load + split")
+    base = {"file": args.file, "size": args.size, "tokens": args.tokens}
+    summary = []
+    for mode in COLD_MODES:
+        size = args.size if "characters" in mode else args.tokens
+        print(f"\n== cold: {mode}, size {size} ==")
+        print(f"  {'':26s} {'imports':>9s} {'first call':>20s} {'second call':>20s}")
+        names = [n for n in cold_runs(mode, "x", 1, 1) if "tiktoken" not in n or "tokens" in mode]
+        found: dict[str, dict[str, float]] = {}
+        for name in names:
+            job = {**base, "mode": mode, "name": name, "imports": LIBRARY_MODULES[name]}
+            env = TIKTOKEN_BACKEND if "tiktoken" in name else None
+            runs = [fresh_process(job, env) for _ in range(args.repeat)]
+            if any(r is None for r in runs):
+                continue
+            t = found[name] = best_times([r for r in runs if r is not None])
+            print(
+                f"  {name:26s} {t['imports'] * 1e3:6.0f} ms {t['first'] * 1e3:6.0f} ms "
+                f"{mb / t['first']:6.1f} MB/s {t['second'] * 1e3:6.0f} ms "
+                f"{mb / t['second']:6.1f} MB/s"
+            )
+        for ours in [n for n in found if n.startswith("chunk-explorer")]:
+            peers = {k: v for k, v in found.items() if not k.startswith("chunk-explorer")}
+            o = found[ours]
+            first = ", ".join(f"{k} {v['first'] / o['first']:.2f}x" for k, v in peers.items())
+            total = ", ".join(
+                f"{k} {(v['first'] + v['imports']) / (o['first'] + o['imports']):.2f}x"
+                for k, v in peers.items()
+            )
+            print(f"  {ours} / each peer, first call: {first}")
+            print(f"  {ours} / each peer, imports + first call: {total}")
+            summary.append((mode, ours, peers, o))
+    job = {**base, "mode": "", "name": "parts", "imports": ["chunking"]}
+    runs = [fresh_process(job) for _ in range(args.repeat)]
+    if all(r is not None for r in runs):
+        print(f"\n== what our first tokens call pays (best of {args.repeat}, CPU) ==")
+        for phase, seconds in best_times([r for r in runs if r is not None]).items():
+            print(f"  {phase:34s} {seconds * 1e3:7.1f} ms")
+    print("\n== ours / the fastest peer, first call in a fresh process (target >= 1.5x) ==")
+    for mode, ours, peers, o in summary:
+        if peers:
+            fastest = min(peers, key=lambda k: peers[k]["first"])
+            ratio = peers[fastest]["first"] / o["first"]
+            print(f"  {mode:26s} {ours:26s} {ratio:.2f}x ({fastest})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -176,11 +375,17 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=256, help="chunk size in tokens")
     parser.add_argument("--quick", action="store_true", help="3 rounds, chonkie only")
     parser.add_argument("--cpu", action="store_true", help="time CPU, not the wall clock")
+    parser.add_argument("--cold", action="store_true", help="fresh process per run")
+    parser.add_argument("--file", help="a text file to measure instead of the corpora")
     args = parser.parse_args()
+    if args.cold:
+        args.repeat = 3 if args.repeat == parser.get_default("repeat") else args.repeat
+        cold(args)
+        return
     repeat = 3 if args.quick else args.repeat
     clock = time.process_time if args.cpu else time.perf_counter
     pick = only_chonkie if args.quick else dict
-    text = load_text()
+    text = load_text(args.file)
     mb = len(text.encode("utf-8")) / 1e6
     print(
         f"text: {len(text):,} characters, {mb:.2f} MB, {repeat} rounds (median), "

@@ -81,6 +81,35 @@ class Config:
             raise ValueError('"params" must be an object of parameter names to values')
         return cls.create(str(data["strategy"]), **params)
 
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Config:
+        """The configuration :meth:`to_json` wrote; ``ValueError`` with the position of a
+        JSON error or the reason the configuration is invalid."""
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(
+                f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+            ) from None
+        except UnicodeDecodeError:
+            raise ValueError("not UTF-8 text") from None
+        return cls.from_dict(data)
+
+    def label(self, *, title: bool = False) -> str:
+        """What distinguishes this configuration, on one line:
+        ``recursive · 400 tokens · overlap 40`` (plus the threshold where there is one);
+        with ``title`` the strategy's label leads (``Recursive · 400 tokens``)."""
+        parts = [self.spec.label if title else self.strategy]
+        if self.limit is not None:
+            parts.append(f"{self.limit} {self.unit}")
+        overlap = self.params.get("overlap")
+        if overlap:
+            parts.append(f"overlap {overlap}")
+        threshold = self.params.get("threshold")
+        if threshold is not None:
+            parts.append(f"threshold {threshold:g}")
+        return " · ".join(parts)
+
     @property
     def spec(self) -> Strategy:
         return get_strategy(self.strategy)

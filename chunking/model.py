@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -28,7 +28,9 @@ class Chunk:
     """One piece of a document.
 
     Invariant: ``source[chunk.start:chunk.end] == chunk.text`` for the ``source`` the
-    chunk was cut from. ``size`` is measured in the configured unit on ``text`` itself.
+    chunk was cut from. ``size`` is measured in the configured unit on what a model reads,
+    :attr:`embedding_text`: ``text`` itself unless the strategy set a visible text or a
+    context.
 
     ``metadata`` is read-only. Keys used across strategies:
 
@@ -40,6 +42,8 @@ class Chunk:
     - ``flags``: list of strings such as ``"over limit: unsplittable"``.
     - ``visible_text``: the text a reader sees (HTML in visible-text mode); ``size``
       measures it, see :attr:`embedding_text`.
+    - ``context``: text a model reads before the chunk (a table's header, carried by
+      every group of rows after the first), see :attr:`embedding_text`.
     """
 
     index: int
@@ -65,8 +69,10 @@ class Chunk:
     def embedding_text(self) -> str:
         """What a model reads, searches or embeds for this chunk: its visible text when
         the strategy measured one (``metadata["visible_text"]``: HTML in visible-text
-        mode), otherwise its text. Offsets always refer to ``text``."""
-        return str(self.metadata.get("visible_text", self.text))
+        mode), otherwise its text, after its ``metadata["context"]`` if it has one
+        (:func:`in_context`). Offsets always refer to ``text``."""
+        text = str(self.metadata.get("visible_text", self.text))
+        return in_context(str(self.metadata.get("context") or ""), text)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (the JSONL/CSV row format)."""
@@ -80,9 +86,28 @@ class Chunk:
         }
 
 
+def in_context(context: str, text: str) -> str:
+    """``text`` as a model reads it after ``context``: the context, a line break, the
+    text (a table's header then its rows reads as a table); ``text`` alone without one."""
+    return f"{context}\n{text}" if context else text
+
+
 #: Flag for a chunk that is over the size limit because it cannot be split further
 #: (for example a single character worth more tokens than the limit).
 UNSPLITTABLE = "over limit: unsplittable"
+
+#: ``progress(done, total, what)``: how much of a long task is done, out of how much, and
+#: what it is doing now. Every long-running function of the core reports through one.
+Progress = Callable[[int, int, str], None]
+#: The ``total`` of a task whose progress is known as a fraction:
+#: ``progress(round(fraction * STEPS), STEPS, what)``.
+STEPS = 1000
+
+
+def report_fraction(progress: Progress | None, fraction: float, what: str) -> None:
+    """Report ``fraction`` (0 to 1) of a task to ``progress``, if there is one."""
+    if progress is not None:
+        progress(round(min(max(fraction, 0.0), 1.0) * STEPS), STEPS, what)
 
 
 def build_chunks(text: str, pieces: Iterable[Piece], sizer: Sizer) -> list[Chunk]:

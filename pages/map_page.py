@@ -5,9 +5,10 @@ The sidebar's configuration (A) can be mapped together with up to three others (
 Compare page's configurations or presets): one UMAP is fitted on the union of all their
 chunk embeddings, so their points share one space. ``random_state`` is fixed, so the
 same chunks always give the same map. Selecting points shows their text and where they
-sit in the document. Other pages hand settings over with ``kit.hand_over("map", ...)``:
+sit in the document. Other pages hand settings over with ``widgets.hand_over("map", ...)``:
 ``with`` (preset names), ``colour`` and ``dims``. When there are more chunks than the
-page maps, every configuration keeps at least one point (:func:`point_budgets`).
+page maps, an even sample of each configuration's is drawn, at least one point each
+(:func:`chunking.embedding.projection.sample_points`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from chunking.embedding.projection import (
     array_key,
     is_warm,
     project,
+    sample_points,
     warm_up,
 )
 from chunking.viz.figures import PALETTE
@@ -39,7 +41,7 @@ from chunking.viz.semantic import (
     embedding_map,
     selected_chunks,
 )
-from pages import common, kit
+from pages import cached, sidebar, widgets
 
 P = "map."
 DIMS_KEY = P + "dims"
@@ -48,7 +50,7 @@ WITH_KEY = P + "with"
 NEIGHBORS_KEY = P + "n_neighbors"
 MIN_DIST_KEY = P + "min_dist"
 MODEL_KEY = P + "model"
-#: The name under which other pages hand settings to this one (:func:`kit.hand_over`).
+#: The name under which other pages hand settings to this one (:func:`widgets.hand_over`).
 PAGE = "map"
 #: The document key whose chunks the user agreed to sample.
 SAMPLE_KEY = "_map_sample"
@@ -57,7 +59,6 @@ DEFAULT_MAX_POINTS = 10_000
 #: Chunks of ~250 tokens the bundled model embeds per second on this 2-core machine
 #: (torch): the estimate shown when the page offers the full model after a preview.
 CHUNKS_PER_SECOND = 30
-LETTERS = "ABCD"
 MAX_SHOWN = 12
 CONTEXT_CHARS = 300
 #: Configurations that can always be mapped next to the sidebar's (name: strategy, params).
@@ -105,15 +106,15 @@ def compare_configs() -> dict[str, Config]:
     """The Compare page's configurations B-D, as its widgets last held them."""
     count = int(st.session_state.get("cmp.count", 0) or 0)
     out = {}
-    for letter in LETTERS[1:count]:
-        config = common.config_from_state(prefix=f"cmp.{letter}.")
+    for letter in sidebar.LETTERS[1:count]:
+        config = sidebar.config_from_state(prefix=f"cmp.{letter}.")
         if config is not None:
-            out[f"Compare {letter}: {common.short_label(config)}"] = config
+            out[f"Compare {letter}: {config.label(title=True)}"] = config
     return out
 
 
 def _initial_settings(options: Sequence[str]) -> None:
-    request = kit.take_over(PAGE)
+    request = widgets.take_over(PAGE)
     if request is not None:
         wanted = [f"Preset: {name}" for name in request.get("with", ())]
         st.session_state[WITH_KEY] = [w for w in wanted if w in options][:3]
@@ -155,10 +156,10 @@ def _projection(
     return project(_vectors, dims, n_neighbors=n_neighbors, min_dist=min_dist)
 
 
-def embeddings_for(source: common.Source, mapped: Mapped, embedder: Embedder) -> ChunkEmbeddings:
+def embeddings_for(source: cached.Source, mapped: Mapped, embedder: Embedder) -> ChunkEmbeddings:
     """The chunks' embeddings (cached); the first time, embedded with progress shown."""
     config_json = mapped.config.to_json()
-    kit.embed_once(
+    widgets.embed_once(
         ("map", source.key, config_json, embedder.name),
         embedder,
         lambda: [c.embedding_text for c in mapped.chunks],
@@ -191,57 +192,29 @@ def projection_for(
 # ---------------------------------------------------------------------- helpers
 
 
-def even_sample(count: int, keep: int) -> tuple[int, ...]:
-    """``keep`` indices spread evenly over ``range(count)`` (all when keep >= count)."""
-    if keep >= count:
-        return tuple(range(count))
-    return tuple(int(i) for i in np.unique(np.linspace(0, count - 1, keep).round()))
-
-
-def choose_configs(first: Config, chosen: Sequence[str], options: Mapping[str, Config]) -> list:
-    """The sidebar's configuration first, then the chosen ones (no repeats)."""
-    pairs = [(f"A · {common.short_label(first)}", first)]
+def choose_configs(
+    first: Config, chosen: Sequence[str], options: Mapping[str, Config]
+) -> dict[str, Config]:
+    """The sidebar's configuration first, then the chosen ones (no repeats), by name."""
+    pairs = [(f"A · {first.label(title=True)}", first)]
     seen = {first.to_json()}
     for label in chosen:
         config = options[label]
         if config.to_json() in seen:
             continue
         seen.add(config.to_json())
-        letter = LETTERS[len(pairs)]
+        letter = sidebar.LETTERS[len(pairs)]
         pairs.append((f"{letter} · {label.split(': ', 1)[-1]}", config))
-    return pairs
+    return dict(pairs)
 
 
-def chunk_all(source: common.Source, pairs: Sequence[tuple[str, Config]]) -> list[Mapped]:
+def chunk_all(source: cached.Source, configs: Mapping[str, Config]) -> list[Mapped]:
     """Chunk the document with every configuration; failures are shown, not raised."""
-    mapped = []
-    for name, config in pairs:
-        result = common.safe_chunks(source, config)
-        if isinstance(result, str):
-            st.error(f"{name}: {result}")
-        elif result:
-            mapped.append(Mapped(name, config, result, tuple(range(len(result)))))
-    return mapped
+    chunked = widgets.chunk_each(source, configs)
+    return [Mapped(n, configs[n], c, tuple(range(len(c)))) for n, c in chunked.items()]
 
 
-def point_budgets(counts: Sequence[int], limit: int) -> list[int]:
-    """How many points of each configuration to draw, ``limit`` in all (when there are
-    more chunks): shares in proportion to the chunk counts, but at least one point for
-    every configuration with chunks, so that none vanishes from the map."""
-    total = sum(counts)
-    if total <= limit:
-        return list(counts)
-    budgets = [min(n, max(1, limit * n // total)) for n in counts]
-    by_remainder = sorted(range(len(counts)), key=lambda i: limit * counts[i] % total)
-    for i in reversed(by_remainder):  # hand out what rounding down left over
-        if sum(budgets) < limit and budgets[i] < counts[i]:
-            budgets[i] += 1
-    while sum(budgets) > limit and max(budgets) > 1:  # the ones raised to 1 took points
-        budgets[budgets.index(max(budgets))] -= 1
-    return budgets
-
-
-def limit_points(source: common.Source, mapped: list[Mapped], limit: int) -> list[Mapped]:
+def limit_points(source: cached.Source, mapped: list[Mapped], limit: int) -> list[Mapped]:
     """Offer an even sample when there are more chunks than ``limit``; stop until then."""
     total = sum(len(m.chunks) for m in mapped)
     if total <= limit:
@@ -255,15 +228,14 @@ def limit_points(source: common.Source, mapped: list[Mapped], limit: int) -> lis
         st.button(
             f"Map an even sample of {limit:,} chunks",
             key="map_sample",
-            on_click=kit.set_state,
+            on_click=widgets.set_state,
             args=(SAMPLE_KEY, source.key),
             type="primary",
         )
         st.stop()
-    budgets = point_budgets([len(m.chunks) for m in mapped], limit)
+    shown = sample_points([len(m.chunks) for m in mapped], limit)
     sampled = [
-        Mapped(m.name, m.config, m.chunks, even_sample(len(m.chunks), budget))
-        for m, budget in zip(mapped, budgets, strict=True)
+        Mapped(m.name, m.config, m.chunks, kept) for m, kept in zip(mapped, shown, strict=True)
     ]
     each = "; ".join(f"{m.name}: {len(m.shown):,} of {len(m.chunks):,}" for m in sampled)
     st.info(
@@ -271,7 +243,7 @@ def limit_points(source: common.Source, mapped: list[Mapped], limit: int) -> lis
         "configuration keeps at least one point."
     )
     unsample = (SAMPLE_KEY, None)
-    st.button("Map every chunk", key="map_unsample", on_click=kit.set_state, args=unsample)
+    st.button("Map every chunk", key="map_unsample", on_click=widgets.set_state, args=unsample)
     return sampled
 
 
@@ -300,26 +272,26 @@ def data_controls(options: Sequence[str]) -> tuple[list[str], str]:
         list(options),
         key=WITH_KEY,
         max_selections=3,
-        persist_state=common.PERSIST,
+        persist_state=widgets.PERSIST,
         help="The Compare page's configurations and a few presets. All are projected "
         "together: one UMAP fitted on every configuration's chunk embeddings.",
     )
     with right:
-        model = kit.model_select(MODEL_KEY)
+        model = widgets.model_select(MODEL_KEY)
     return chosen, model
 
 
 def view_controls() -> tuple[int, str, int, float]:
     """Dimensions, colour and UMAP's parameters: what only changes the picture."""
     top = st.columns([1, 3])
-    dims = top[0].radio("Dimensions", ("2D", "3D"), key=DIMS_KEY, persist_state=common.PERSIST)
+    dims = top[0].radio("Dimensions", ("2D", "3D"), key=DIMS_KEY, persist_state=widgets.PERSIST)
     colour = top[1].radio(
         "Colour by",
         COLOUR_MODES,
         key=COLOUR_KEY,
         format_func=COLOUR_LABELS.get,
         horizontal=True,
-        persist_state=common.PERSIST,
+        persist_state=widgets.PERSIST,
     )
     with st.expander("UMAP settings"):
         cols = st.columns(2)
@@ -328,7 +300,7 @@ def view_controls() -> tuple[int, str, int, float]:
             2,
             50,
             key=NEIGHBORS_KEY,
-            persist_state=common.PERSIST,
+            persist_state=widgets.PERSIST,
             help="How many neighbours shape each point's place: small values keep local "
             "detail, large ones the overall layout.",
         )
@@ -338,7 +310,7 @@ def view_controls() -> tuple[int, str, int, float]:
             0.99,
             step=0.01,
             key=MIN_DIST_KEY,
-            persist_state=common.PERSIST,
+            persist_state=widgets.PERSIST,
             help="How tightly UMAP packs similar points together.",
         )
         st.caption(f"UMAP uses cosine distance and a fixed seed ({RANDOM_STATE}).")
@@ -373,45 +345,45 @@ def show_selection(text: str, mapped: Sequence[Mapped], chosen: Sequence[tuple[i
 
 def main() -> None:
     warm_up()
-    source = common.require_source()
-    first = common.require_config()
+    source = sidebar.require_source()
+    first = sidebar.require_config()
     st.title("Embedding map")
     st.caption(
-        f"{common.describe_document(source.document)} — each point is a chunk; chunks with "
+        f"{source.document.describe()} — each point is a chunk; chunks with "
         "similar meaning land close together. A is the sidebar's configuration."
     )
     options = {**compare_configs(), **preset_configs()}
     _initial_settings(list(options))
     chosen, model = data_controls(list(options))
-    limit = kit.env_limit(MAX_POINTS_ENV, DEFAULT_MAX_POINTS, minimum=10)
+    limit = widgets.env_limit(MAX_POINTS_ENV, DEFAULT_MAX_POINTS, minimum=10)
     mapped = chunk_all(source, choose_configs(first, chosen, options))
     if not mapped:
         st.warning("No configuration produced chunks to map. Try another strategy.")
         st.stop()
     mapped = limit_points(source, mapped, limit)
     model = first_view(source, mapped, model)
-    embedder = kit.load_embedder(model, model_key=MODEL_KEY)
+    embedder = widgets.load_embedder(model, model_key=MODEL_KEY)
     if embedder is None:
         st.stop()
     map_view(embed_all(source, mapped, embedder))
 
 
-def first_view(source: common.Source, mapped: Sequence[Mapped], chosen: str) -> str:
+def first_view(source: cached.Source, mapped: Sequence[Mapped], chosen: str) -> str:
     """The model to map with: the static preview first for many chunks (see
-    :func:`kit.first_view_model`), with the button for the full model."""
+    :func:`widgets.first_view_model`), with the button for the full model."""
     count = sum(len(m.chunks) for m in mapped)
     configs = [m.config.to_json() for m in mapped]
 
     def marker(name: str) -> tuple:
         return ("map", source.key, configs[0], name)
 
-    model = kit.first_view_model(chosen, source.key, count, marker)
+    model = widgets.first_view_model(chosen, source.key, count, marker)
     if model != chosen:
-        kit.preview_notice(chosen, source.key, count, CHUNKS_PER_SECOND, "map_full_model")
+        widgets.preview_notice(chosen, source.key, count, CHUNKS_PER_SECOND, "map_full_model")
     return model
 
 
-def embed_all(source: common.Source, mapped: Sequence[Mapped], embedder: Embedder) -> Embedded:
+def embed_all(source: cached.Source, mapped: Sequence[Mapped], embedder: Embedder) -> Embedded:
     """Every drawn chunk's vector, configuration by configuration; a model failure stops
     the page with what to do."""
     vectors, truncated = [], 0
@@ -419,7 +391,9 @@ def embed_all(source: common.Source, mapped: Sequence[Mapped], embedder: Embedde
         try:
             embedded = embeddings_for(source, m, embedder)
         except EmbeddingError as exc:
-            kit.model_error(f"The model could not embed the chunks of {m.name}: {exc}", MODEL_KEY)
+            widgets.model_error(
+                f"The model could not embed the chunks of {m.name}: {exc}", MODEL_KEY
+            )
             st.stop()
         vectors.append(embedded.vectors[list(m.shown)])
         truncated += sum(1 for i in m.shown if i in embedded.flags)
@@ -495,5 +469,5 @@ def show_map(
         show_selection(text, mapped, chosen)
 
 
-if __name__ == "__main__":  # Streamlit runs pages as __main__; tests import the helpers
+if __name__ == "__main__":  # Streamlit runs a page as __main__; importing it draws nothing
     main()

@@ -5,7 +5,7 @@ the analysis is kept with ``st.cache_resource``; the method, threshold and size 
 re-chunk from it (``SemanticAnalysis.chunk``) without embedding again. The page has its
 own semantic settings (keys ``sem.*``, kept for the whole session), drawn from the
 ``semantic`` strategy's parameters in the registry (defaults, ranges, help); other pages
-hand settings over with ``kit.hand_over("semantic", ...)``.
+hand settings over with ``widgets.hand_over("semantic", ...)``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -21,9 +20,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from chunking import Config, get_strategy, strategies
-from chunking.analysis.report import SPECIAL_TOKENS, model_max_tokens
-from chunking.embedding.models import Embedder, EmbeddingError, canonical_model_name
-from chunking.embedding.registry import named_model
+from chunking.embedding.models import Embedder, EmbeddingError, ModelWindow, model_window
 from chunking.engine.spans import sentence_spans
 from chunking.splitters.semantic.analysis import (
     SemanticAnalysis,
@@ -34,10 +31,11 @@ from chunking.splitters.semantic.analysis import (
 from chunking.splitters.semantic.methods import (
     DEFAULT_THRESHOLDS,
     METHOD_DEFAULT,
+    THRESHOLD_RANGES,
     default_count,
 )
 from chunking.viz.semantic import distance_curve, distance_histogram
-from pages import common, kit
+from pages import cached, sidebar, widgets
 
 STRATEGY = "semantic"
 P = "sem."
@@ -59,14 +57,10 @@ LABELS = {
     "max_size": "Max size",
     "min_size": "Min size",
 }
-#: Slider range and step of the methods whose threshold is bounded: the ranges the core
-#: accepts (``check_threshold``). std and iqr take any k (a number input); count takes 1
-#: to the number of sentences.
-SLIDERS: Mapping[str, tuple[float, float, float]] = {
-    "percentile": (0.0, 100.0, 0.5),
-    "similarity": (-1.0, 1.0, 0.01),
-    "gradient": (0.0, 100.0, 0.5),
-}
+#: Steps across a bounded threshold's range (the core's ``THRESHOLD_RANGES``): 0.5 for
+#: a percentile, 0.01 for a similarity. std and iqr take any k (a number input); count
+#: takes 1 to the number of sentences.
+SLIDER_STEPS = 200
 THRESHOLD_LABELS: Mapping[str, str] = {
     "percentile": "Percentile of the distances",
     "similarity": "Lowest similarity kept inside a chunk",
@@ -92,9 +86,11 @@ def threshold_key(method: str) -> str:
 
 def _apply(params: Mapping[str, Any]) -> None:
     """Set this page's widgets from semantic parameters (registry names and values)."""
-    kit.apply_params(STRATEGY, {n: v for n, v in params.items() if n != "threshold"}, widget_key)
+    widgets.apply_params(
+        STRATEGY, {n: v for n, v in params.items() if n != "threshold"}, widget_key
+    )
     method, threshold = params.get("method"), params.get("threshold")
-    if threshold is None or float(threshold) == METHOD_DEFAULT:
+    if not isinstance(method, str) or threshold is None or float(threshold) == METHOD_DEFAULT:
         return
     if method == "count":
         st.session_state[threshold_key(method)] = int(threshold)
@@ -105,13 +101,13 @@ def _apply(params: Mapping[str, Any]) -> None:
 def _initial_settings() -> None:
     """Apply a hand-over from another page, or on a first visit the sidebar's semantic
     settings. Unset widgets start at the registry's defaults when drawn."""
-    request = kit.take_over(STRATEGY)
+    request = widgets.take_over(STRATEGY)
     if request is not None:
         _apply(request)
-    elif METHOD_KEY not in st.session_state and st.session_state.get(common.STRATEGY_KEY) == (
+    elif METHOD_KEY not in st.session_state and st.session_state.get(sidebar.STRATEGY_KEY) == (
         STRATEGY
     ):
-        _apply(common.read_params(get_strategy(STRATEGY)))
+        _apply(sidebar.read_params(get_strategy(STRATEGY)))
 
 
 # --------------------------------------------------------------- cached analysis
@@ -156,7 +152,7 @@ def load_analysis(
     text: str, key: str, embedder: Embedder, buffer_size: int, spans: Sequence[tuple[int, int]]
 ) -> SemanticAnalysis:
     """The cached analysis; the first time, the windows are embedded with progress shown."""
-    kit.embed_once(
+    widgets.embed_once(
         ("semantic", key, embedder.name, buffer_size),
         embedder,
         lambda: window_texts(text, spans, buffer_size),
@@ -180,14 +176,14 @@ def threshold_control(method: str, sentences: int) -> float | None:
         st.session_state.setdefault(key, min(default_count(sentences), top))
         if int(st.session_state[key]) > top:  # the sentence count changes with the document
             st.info(f"This document has {sentences} sentences: at most {top} chunks.")
-        kit.clamp_state(key, 1, top)
+        widgets.clamp_state(key, 1, top)
         value = st.slider(
             label,
             1,
             top,
             step=1,
             key=key,
-            persist_state=common.PERSIST,
+            persist_state=widgets.PERSIST,
             help="Cut at the count - 1 largest distances.",
         )
         return float(value)
@@ -196,12 +192,13 @@ def threshold_control(method: str, sentences: int) -> float | None:
         f"The default is {DEFAULT_THRESHOLDS[method]:g}. The dashed line on the curve moves "
         "with it; nothing is embedded again."
     )
-    if method not in SLIDERS:
+    if method not in THRESHOLD_RANGES:
         value = st.number_input(
-            label, step=0.05, key=key, persist_state=common.PERSIST, help=help_text
+            label, step=0.05, key=key, persist_state=widgets.PERSIST, help=help_text
         )
         return float(value)
-    lo, hi, step = SLIDERS[method]
+    lo, hi = THRESHOLD_RANGES[method]
+    step = (hi - lo) / SLIDER_STEPS
     if not lo <= float(st.session_state[key]) <= hi:
         st.warning(
             f"The {method} threshold {float(st.session_state[key]):g} is outside "
@@ -209,7 +206,7 @@ def threshold_control(method: str, sentences: int) -> float | None:
         )
         st.session_state[key] = DEFAULT_THRESHOLDS[method]
     value = st.slider(
-        label, lo, hi, step=step, key=key, persist_state=common.PERSIST, help=help_text
+        label, lo, hi, step=step, key=key, persist_state=widgets.PERSIST, help=help_text
     )
     return float(value)
 
@@ -218,57 +215,33 @@ def window_controls() -> tuple[int, str]:
     """Buffer size and model: the settings that need new embeddings."""
     left, right = st.columns(2)
     with left:
-        buffer_size = kit.param_controls(STRATEGY, ("buffer_size",), widget_key, labels=LABELS)
+        buffer_size = widgets.param_controls(STRATEGY, ("buffer_size",), widget_key, labels=LABELS)
     with right:
-        model = kit.model_select(MODEL_KEY, LABELS["model"])
+        model = widgets.model_select(MODEL_KEY, LABELS["model"])
     return int(buffer_size["buffer_size"]), model
 
 
-@dataclass(frozen=True)
-class Window:
-    """How much of a chunk the chosen model reads: ``limit`` pieces of ``unit``."""
-
-    model: str
-    unit: str
-    limit: int
-
-
-def model_window(chosen: str, embedder: Embedder) -> Window:
-    """The chosen model's window in its own word pieces.
-
-    The named models read the bundled model's word pieces (the ``model`` unit); another
-    model with a ``tokenizer.json`` is measured in it; otherwise the loaded model's own
-    limit in the bundled word pieces is the best estimate.
-    """
-    name = canonical_model_name(chosen)
-    if named_model(name) is not None or name != embedder.name:  # named, or its preview
-        return Window(chosen, "model", model_max_tokens() - SPECIAL_TOKENS)
-    tokenizer = Path(name) / "tokenizer.json"
-    unit = f"tokenizer:{tokenizer}" if tokenizer.is_file() else "model"
-    return Window(chosen, unit, embedder.token_limit)
-
-
-def fit_size_defaults(window: Window) -> None:
+def fit_size_defaults(window: ModelWindow) -> None:
     """Start the size bounds at the model's window, unless they were set already (by
     the user, the sidebar or another page): no chunk is then truncated by the model."""
     st.session_state.setdefault(widget_key("unit"), window.unit)
     st.session_state.setdefault(widget_key("max_size"), window.limit)
 
 
-def size_controls(window: Window) -> tuple[str, int, int]:
+def size_controls(model: str, window: ModelWindow) -> tuple[str, int, int]:
     """Unit and size bounds: applied after the method's cut."""
-    values = kit.param_controls(
+    values = widgets.param_controls(
         STRATEGY, ("unit", "max_size", "min_size"), widget_key, labels=LABELS, columns=3
     )
     unit, max_size = str(values["unit"]), int(values["max_size"])
     st.caption(
-        f"{window.model} reads the first {window.limit} of its word pieces of a chunk "
-        f"(unit {kit.option_label(window.unit)}); the default max size is that window, so "
+        f"{model} reads the first {window.limit} of its word pieces of a chunk "
+        f"(unit {widgets.option_label(window.unit)}); the default max size is that window, so "
         "the model sees every chunk whole."
     )
     if unit == window.unit and max_size > window.limit:
         st.warning(
-            f"Chunks may be up to {max_size} word pieces: {window.model} reads only the "
+            f"Chunks may be up to {max_size} word pieces: {model} reads only the "
             f"first {window.limit}, and embeds the rest of a longer chunk as if it were not "
             "there."
         )
@@ -326,7 +299,7 @@ def chunk_frame(result: SemanticResult) -> pd.DataFrame:
                 "ends by": str(c.metadata.get("boundary", "")),
                 "distance": None if distance is None else round(float(distance), 3),
                 "merged": int(merged.get("count", 0)) if isinstance(merged, Mapping) else 0,
-                "text": common.preview(c.text),
+                "text": widgets.preview(c.text),
             }
         )
     return pd.DataFrame(rows)
@@ -360,47 +333,47 @@ def show_metrics(result: SemanticResult, sentences: int) -> None:
 def show_text(text: str, result: SemanticResult) -> None:
     """The chunks drawn on the document, a page at a time (as on the Explore page)."""
     st.subheader("The chunks on the text")
-    kit.paged_text(text, result.chunks, PAGE_KEY, unit=result.unit)
+    widgets.paged_text(text, result.chunks, PAGE_KEY, unit=result.unit)
 
 
 # ---------------------------------------------------------------------- page
 
 
 def main() -> None:
-    source = common.require_source()
+    source = sidebar.require_source()
     _initial_settings()
     st.title("Semantic breakpoints")
     st.caption(
-        f"{common.describe_document(source.document)} — each sentence is embedded with its "
+        f"{source.document.describe()} — each sentence is embedded with its "
         "neighbours; a chunk ends where consecutive windows are least similar."
     )
     text, key, spans = sentences_to_analyse(source.document.text, source.key)
     with st.expander("Window and model (changing these embeds the document again)"):
         buffer_size, chosen = window_controls()
-    model = kit.first_view_model(
+    model = widgets.first_view_model(
         chosen, key, len(spans), lambda name: ("semantic", key, name, buffer_size)
     )
     if model != chosen:
-        kit.preview_notice(chosen, key, len(spans), WINDOWS_PER_SECOND, "sem_full_model")
-    embedder = kit.load_embedder(model, model_key=MODEL_KEY)
+        widgets.preview_notice(chosen, key, len(spans), WINDOWS_PER_SECOND, "sem_full_model")
+    embedder = widgets.load_embedder(model, model_key=MODEL_KEY)
     if embedder is None:
         st.stop()
     try:
         analysis = load_analysis(text, key, embedder, buffer_size, spans)
     except EmbeddingError as exc:
-        kit.model_error(f"The model could not embed this document: {exc}", MODEL_KEY)
+        widgets.model_error(f"The model could not embed this document: {exc}", MODEL_KEY)
         st.stop()
     window = model_window(chosen, embedder)
     fit_size_defaults(window)
     loaded_key = f"{key}|{embedder.name}|{buffer_size}"
-    explore(Loaded(text, analysis, loaded_key, buffer_size, model, embedder.label, window))
+    explore(Loaded(text, analysis, loaded_key, buffer_size, model, chosen, embedder.label, window))
 
 
 def sentences_to_analyse(text: str, key: str) -> tuple[str, str, tuple[tuple[int, int], ...]]:
     """The text (whole, or its start within the sentence limit), its key and sentences;
     too few sentences, or too many without the user's consent, stop the page."""
     spans = _spans(key, text)
-    limit = kit.env_limit(MAX_SENTENCES_ENV, DEFAULT_MAX_SENTENCES, minimum=3)
+    limit = widgets.env_limit(MAX_SENTENCES_ENV, DEFAULT_MAX_SENTENCES, minimum=3)
     if len(spans) < 3:
         st.info(
             f"This document has {len(spans)} sentence{'s' if len(spans) != 1 else ''}. "
@@ -423,8 +396,9 @@ class Loaded:
     key: str  # text hash | model | buffer size: the cache key of the analysis
     buffer_size: int
     model: str  # the model used, as named
+    chosen: str  # the model chosen in the model box (the preview stands in for it)
     label: str  # the model used, as shown next to the figures
-    window: Window  # what the chosen model reads
+    window: ModelWindow  # what the chosen model reads
 
 
 @st.fragment
@@ -436,11 +410,11 @@ def explore(loaded: Loaded) -> None:
     """
     top = st.columns([1, 3])
     with top[0]:
-        method = kit.param_controls(STRATEGY, ("method",), widget_key, labels=LABELS)["method"]
+        method = widgets.param_controls(STRATEGY, ("method",), widget_key, labels=LABELS)["method"]
     with top[1]:
         threshold = threshold_control(method, len(loaded.analysis.sentences))
     with st.expander("Size bounds"):
-        unit, max_size, min_size = size_controls(loaded.window)
+        unit, max_size, min_size = size_controls(loaded.chosen, loaded.window)
     try:
         result = _rechunk(loaded.key, method, threshold, unit, max_size, min_size, loaded.analysis)
     except ValueError as exc:
@@ -464,7 +438,7 @@ def _limit_sentences(
         st.button(
             f"Analyse the first {limit:,} sentences",
             key="sem_truncate",
-            on_click=kit.set_state,
+            on_click=widgets.set_state,
             args=(TRUNCATE_KEY, key),
             type="primary",
         )
@@ -476,11 +450,11 @@ def _limit_sentences(
     st.button(
         "Back to the whole document",
         key="sem_untruncate",
-        on_click=kit.set_state,
+        on_click=widgets.set_state,
         args=(TRUNCATE_KEY, None),
     )
     head = text[:end]
-    head_key = kit.text_key(head)
+    head_key = cached.text_key(head)
     return head, head_key, _spans(head_key, head)
 
 
@@ -522,7 +496,7 @@ def show_result(loaded: Loaded, result: SemanticResult) -> None:
         if config is not None and st.button(
             "Use these settings in the sidebar",
             key="sem_to_sidebar",
-            on_click=common.apply_config,
+            on_click=sidebar.apply_config,
             args=(config,),
             help="Sets the sidebar to the semantic strategy with these settings, so the "
             "Explore and Compare pages show the same chunks.",
@@ -531,5 +505,5 @@ def show_result(loaded: Loaded, result: SemanticResult) -> None:
     show_text(text, result)
 
 
-if __name__ == "__main__":  # Streamlit runs pages as __main__; tests import the helpers
+if __name__ == "__main__":  # Streamlit runs a page as __main__; importing it draws nothing
     main()

@@ -2,8 +2,8 @@
 a fitting sample document with fitting settings.
 
 A button's callback sets the sidebar's widgets (sample document, strategy, parameters:
-the keys in :mod:`pages.common`) and, for the Semantic and Map pages, a one-time
-hand-over of their own settings (:func:`pages.kit.hand_over`); the next run switches to
+the keys in :mod:`pages.sidebar`) and, for the Semantic and Map pages, a one-time
+hand-over of their own settings (:func:`pages.widgets.hand_over`); the next run switches to
 the page. The user's own document is kept (the sidebar then offers the way back), and
 the stop's "Try it" hint is shown at the top of the page it opens.
 """
@@ -19,7 +19,7 @@ import streamlit as st
 
 from chunking import Config, get_strategy, strategies
 from chunking.embedding.projection import warm_up
-from pages import common, kit
+from pages import cached, sidebar, widgets
 
 PAGES = Path(__file__).resolve().parent
 EXPLORE = PAGES / "explore_page.py"
@@ -230,7 +230,7 @@ LEVELS = (
 
 def available(stop: Stop) -> str | None:
     """Why a stop cannot open (sample or strategy missing), or None when it can."""
-    if stop.sample not in common.sample_names():
+    if stop.sample not in sidebar.sample_names():
         return f"the sample {stop.sample} is missing from sample_docs/"
     if stop.needs_strategy and stop.strategy not in strategies():
         return f"the {stop.strategy} strategy is not installed"
@@ -240,21 +240,21 @@ def available(stop: Stop) -> str | None:
 def _open(level: Level, stop: Stop) -> None:
     """Button callback: load the sample and settings (keeping the user's document to
     come back to), leave the hint for the page, then ask for the page."""
-    common.leave_for_sample(stop.sample)
-    st.session_state[common.HINT_KEY] = {
+    sidebar.leave_for_sample(stop.sample)
+    st.session_state[sidebar.HINT_KEY] = {
         "page": URL_PATHS[stop.page],
         "title": f"{level.number} · {level.title}",
         "text": level.look_for,
         "slow": stop.slow_note if stop.slow else "",
     }
     if stop.strategy in strategies():
-        common.apply_config(Config.create(stop.strategy, **stop.params))
+        sidebar.apply_config(Config.create(stop.strategy, **stop.params))
     if stop.semantic is not None:
         defaults = get_strategy("semantic").defaults()
         defaults.pop("model")
-        kit.hand_over("semantic", {**defaults, **stop.semantic})
+        widgets.hand_over("semantic", {**defaults, **stop.semantic})
     if stop.map_request is not None:
-        kit.hand_over("map", stop.map_request)
+        widgets.hand_over("map", stop.map_request)
     st.session_state[TARGET_KEY] = str(stop.page)
 
 
@@ -288,17 +288,17 @@ def level_card(level: Level) -> None:
 
 def current_document() -> None:
     """What the sidebar holds now, cut with its settings, and the way to see it."""
-    source, config = common.current_source(), common.current_config()
+    source, config = sidebar.current_source(), sidebar.current_config()
     if source is None or config is None:
         return  # the sidebar already says what is missing
-    chunks = common.safe_chunks(source, config)
+    chunks = cached.safe_chunks(source, config)
     with st.container(border=True):
         if isinstance(chunks, str):
             st.warning(chunks)
             return
         st.markdown(
-            f"**Loaded now:** {common.describe_document(source.document)}. "
-            f"**{common.short_label(config)}** cuts it into **{len(chunks):,} chunks**."
+            f"**Loaded now:** {source.document.describe()}. "
+            f"**{config.label(title=True)}** cuts it into **{len(chunks):,} chunks**."
         )
         st.page_link(EXPLORE, label="See them in Explore", icon=":material/view_agenda:")
 
@@ -326,5 +326,5 @@ def main() -> None:
         level_card(level)
 
 
-if __name__ == "__main__":  # Streamlit runs pages as __main__; tests import the helpers
+if __name__ == "__main__":  # Streamlit runs a page as __main__; importing it draws nothing
     main()

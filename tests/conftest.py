@@ -64,3 +64,12 @@ def make_zip(members: dict[str, str | bytes], *, symlinks: dict[str, str] | None
             info.external_attr = (stat.S_IFLNK | 0o777) << 16
             archive.writestr(info, target)
     return buffer.getvalue()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Run the real-browser tests in one xdist group (``--dist loadgroup``): one worker
+    drives Chromium and its server while the others run the rest of the suite, so two
+    browser sessions never compete for the two cores of this machine."""
+    for item in items:
+        if item.get_closest_marker("browser") is not None:
+            item.add_marker(pytest.mark.xdist_group("browser"))

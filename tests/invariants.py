@@ -24,8 +24,8 @@ def uncovered(text: str, chunks: Sequence[Chunk]) -> list[int]:
 def check_each_chunk(text: str, chunks: Sequence[Chunk], config: Config) -> None:
     """What every chunk of every strategy and library engine promises: numbered in
     order, the exact source slice at its offsets, not empty nor whitespace alone, starts
-    never decreasing, its size measured on its own text (or on the visible text it
-    carries) and within the limit or flagged."""
+    never decreasing, its size measured on what a model reads (its text, or the visible
+    text it carries, after the context it carries) and within the limit or flagged."""
     sizer = get_sizer(config.unit)
     limit = config.limit
     previous_start = 0
@@ -37,9 +37,10 @@ def check_each_chunk(text: str, chunks: Sequence[Chunk], config: Config) -> None
         assert not c.text.isspace(), f"{where} is only whitespace: {c.text!r}"
         assert c.start >= previous_start, f"{where} starts before chunk {i - 1}"
         previous_start = c.start
-        # A strategy that measures the text a reader sees (HTML) keeps it as visible_text.
-        measured = c.metadata.get("visible_text", c.text)
-        assert c.size == sizer.size(measured), f"{where}: size is not its own text's size"
+        # A strategy that measures the text a reader sees (HTML) keeps it as visible_text;
+        # a group of table rows reads its header first (context).
+        measured = c.embedding_text
+        assert c.size == sizer.size(measured), f"{where}: size is not what a model reads"
         if limit is not None and c.size > limit:
             assert any(f.startswith("over limit:") for f in c.flags), (
                 f"{where} has size {c.size} > {limit} {config.unit} without a flag: {c.text!r}"

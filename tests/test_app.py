@@ -19,8 +19,9 @@ from streamlit.testing.v1 import AppTest
 import chunking
 from chunking.analysis.recommend import recommend
 from chunking.analysis.report import agreement, boundaries, describe
-from chunking.documents.io import read_path
-from pages import common  # the app's helpers (pytest's pythonpath has the root)
+from chunking.documents.io import Document, read_path
+from chunking.output import export
+from pages import sidebar, widgets  # the app's modules (pytest's pythonpath has the root)
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -89,8 +90,8 @@ def _frame_with(at: AppTest, column: str) -> pd.DataFrame:
 
 def _upload(name: str, data: bytes, mime: str = "application/octet-stream") -> AppTest:
     at = _app()
-    at.radio(key=common.SOURCE_KEY).set_value("Upload").run()
-    at.file_uploader(key=common.UPLOAD_KEY).set_value((name, data, mime)).run()
+    at.radio(key=sidebar.SOURCE_KEY).set_value("Upload").run()
+    at.file_uploader(key=sidebar.UPLOAD_KEY).set_value((name, data, mime)).run()
     return at
 
 
@@ -131,7 +132,7 @@ def _pdf(*pages: str) -> bytes:
 def test_first_screen_shows_the_technical_guide_chunked() -> None:
     at = _ok(_app())
     assert at.title[0].value == "Explore"
-    assert at.selectbox(key=common.SAMPLE_KEY).value == "technical_guide.md"
+    assert at.selectbox(key=sidebar.SAMPLE_KEY).value == "technical_guide.md"
     chunks = chunking.chunk(GUIDE)
     assert _count(at) == len(chunks)
     summary = describe([c.size for c in chunks], "chars")
@@ -168,7 +169,7 @@ def test_size_and_overlap_widgets_change_the_numbers() -> None:
 
 def test_changing_strategy_and_unit() -> None:
     at = _ok(_app())
-    at.selectbox(key=common.STRATEGY_KEY).set_value("fixed").run()
+    at.selectbox(key=sidebar.STRATEGY_KEY).set_value("fixed").run()
     _ok(at)
     assert _count(at) == len(chunking.chunk(GUIDE, "fixed"))
     at.number_input(key="fixed.size").set_value(200).run()
@@ -182,7 +183,7 @@ def test_changing_strategy_and_unit() -> None:
 @pytest.mark.parametrize("name", list(chunking.strategies()))
 def test_every_strategy_renders_with_its_defaults(name: str) -> None:
     at = _ok(_app())
-    at.selectbox(key=common.STRATEGY_KEY).set_value(name).run()
+    at.selectbox(key=sidebar.STRATEGY_KEY).set_value(name).run()
     try:
         expected = len(chunking.chunk(GUIDE, name))
     except ValueError as exc:  # a library that cannot run here (chonkie.code offline)
@@ -192,7 +193,7 @@ def test_every_strategy_renders_with_its_defaults(name: str) -> None:
         _ok(at)
         assert _count(at) == expected
     for param in chunking.get_strategy(name).params:  # a widget with help for each
-        widget = _widget(at, common.param_key(name, param.name))
+        widget = _widget(at, widgets.param_key(name, param.name))
         assert widget.help.startswith(param.help)
 
 
@@ -240,8 +241,8 @@ def test_selecting_a_chunk_shows_it_alone_with_its_metadata() -> None:
 def test_large_documents_are_drawn_a_page_at_a_time() -> None:
     big = "".join(f"Paragraph {i}. " + "Some filler words here. " * 12 + "\n\n" for i in range(900))
     at = _ok(_app())
-    at.radio(key=common.SOURCE_KEY).set_value("Paste").run()
-    at.text_area(key=common.PASTE_KEY).set_value(big).run()
+    at.radio(key=sidebar.SOURCE_KEY).set_value("Paste").run()
+    at.text_area(key=sidebar.PASTE_KEY).set_value(big).run()
     _ok(at)
     chunks = chunking.chunk(big)
     assert _count(at) == len(chunks)
@@ -257,8 +258,8 @@ def test_large_documents_are_drawn_a_page_at_a_time() -> None:
 
 def test_hostile_markup_is_escaped_in_the_boundary_view() -> None:
     at = _ok(_app())
-    at.radio(key=common.SOURCE_KEY).set_value("Paste").run()
-    at.text_area(key=common.PASTE_KEY).set_value(HOSTILE).run()
+    at.radio(key=sidebar.SOURCE_KEY).set_value("Paste").run()
+    at.text_area(key=sidebar.PASTE_KEY).set_value(HOSTILE).run()
     _ok(at)
     view = _boundary_html(at)[0]
     assert "<script" not in view and "<img" not in view and "<a " not in view
@@ -268,7 +269,7 @@ def test_hostile_markup_is_escaped_in_the_boundary_view() -> None:
 
 def test_empty_paste_asks_for_text() -> None:
     at = _ok(_app())
-    at.radio(key=common.SOURCE_KEY).set_value("Paste").run()
+    at.radio(key=sidebar.SOURCE_KEY).set_value("Paste").run()
     _ok(at)
     assert any("Paste some text" in i.value for i in at.info)
     assert any("Paste some text" in w.value for w in at.warning)
@@ -290,8 +291,8 @@ def test_the_home_page_is_the_tour_with_the_loaded_document_already_cut() -> Non
 def test_a_link_reproduces_the_view() -> None:
     at = _ok(_app(strategy="fixed", size="250", overlap="25", sample="support_chat.txt"))
     text = read_path(ROOT / "sample_docs" / "support_chat.txt").text
-    assert at.selectbox(key=common.SAMPLE_KEY).value == "support_chat.txt"
-    assert at.selectbox(key=common.STRATEGY_KEY).value == "fixed"
+    assert at.selectbox(key=sidebar.SAMPLE_KEY).value == "support_chat.txt"
+    assert at.selectbox(key=sidebar.STRATEGY_KEY).value == "fixed"
     assert _count(at) == len(chunking.chunk(text, "fixed", size=250, overlap=25))
 
 
@@ -314,9 +315,9 @@ def test_a_link_naming_a_sample_without_any_samples_says_so(
     assert "sample 'technical_guide.md' does not exist" in shown
     assert "no sample documents" in shown
     assert any("No sample documents were found" in i.value for i in at.info)
-    assert not at.get("selectbox") or all(s.key != common.SAMPLE_KEY for s in at.selectbox)
-    at.radio(key=common.SOURCE_KEY).set_value("Paste").run()
-    at.text_area(key=common.PASTE_KEY).set_value("One sentence. Another one.").run()
+    assert not at.get("selectbox") or all(s.key != sidebar.SAMPLE_KEY for s in at.selectbox)
+    at.radio(key=sidebar.SOURCE_KEY).set_value("Paste").run()
+    at.text_area(key=sidebar.PASTE_KEY).set_value("One sentence. Another one.").run()
     at.switch_page("pages/explore_page.py").run()
     assert _count(_ok(at)) == len(chunking.chunk("One sentence. Another one.", "fixed"))
 
@@ -325,23 +326,21 @@ def test_the_sample_folder_comes_from_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "notes.txt").write_text("Only this sample. It is short.", encoding="utf-8")
-    monkeypatch.setenv(common.SAMPLES_ENV, str(tmp_path))
-    assert common.sample_names() == ["notes.txt"]
+    monkeypatch.setenv(sidebar.SAMPLES_ENV, str(tmp_path))
+    assert sidebar.sample_names() == ["notes.txt"]
     at = _ok(_app())
-    assert at.selectbox(key=common.SAMPLE_KEY).options == ["notes.txt"]
+    assert at.selectbox(key=sidebar.SAMPLE_KEY).options == ["notes.txt"]
     assert _count(at) == len(chunking.chunk("Only this sample. It is short."))
-    monkeypatch.setenv(common.SAMPLES_ENV, str(tmp_path / "missing"))
-    assert common.sample_names() == []
-    assert common.query_to_state({"sample": "notes.txt"}, []) == (
+    monkeypatch.setenv(sidebar.SAMPLES_ENV, str(tmp_path / "missing"))
+    assert sidebar.sample_names() == []
+    assert sidebar.query_to_state({"sample": "notes.txt"}, []) == (
         {},
         ["sample 'notes.txt' does not exist: there are no sample documents"],
     )
 
 
 def _subset_of_semantic_params() -> None:
-    from pages import kit
-
-    kit.param_controls("semantic", ("threshold", "buffer_size", "model"), lambda n: f"s.{n}")
+    widgets.param_controls("semantic", ("threshold", "buffer_size", "model"), lambda n: f"s.{n}")
 
 
 def test_page_controls_come_from_the_registry() -> None:
@@ -375,8 +374,8 @@ def test_the_evaluate_page_reads_the_sidebars_document_only() -> None:
 def test_playground_highlights_the_top_chunks_of_the_sidebars_document() -> None:
     hostile = "<script>alert(1)</script> Cats purr softly.\n\n" + GUIDE[:3000]
     at = _ok(_landing())
-    at.radio(key=common.SOURCE_KEY).set_value("Paste").run()
-    at.text_area(key=common.PASTE_KEY).set_value(hostile).run()
+    at.radio(key=sidebar.SOURCE_KEY).set_value("Paste").run()
+    at.text_area(key=sidebar.PASTE_KEY).set_value(hostile).run()
     at.number_input(key="recursive.size").set_value(100).run()  # the sidebar's config
     _ok(at.switch_page("pages/evaluate_page.py").run())
     at.selectbox(key="eval.pg_model").set_value("hash")
@@ -395,8 +394,6 @@ def test_playground_highlights_the_top_chunks_of_the_sidebars_document() -> None
 
 def _widgets_for_every_kind() -> None:
     from chunking import Param
-    from pages import common
-
     for param in (
         Param("threshold", float, 0.5, "How similar.", minimum=0.0, maximum=1.0),
         Param("ratio", float, 1.5, "Any positive number.", minimum=0.0),
@@ -406,7 +403,7 @@ def _widgets_for_every_kind() -> None:
         Param("model", str, "m1", "Which one.", choices=("m1", "m2")),
         Param("label", str, "x", "Free text."),
     ):
-        common.param_widget(param, f"t.{param.name}")
+        widgets.param_widget(param, f"t.{param.name}")
 
 
 def test_a_widget_for_every_parameter_kind() -> None:
@@ -426,14 +423,14 @@ def test_a_widget_for_every_parameter_kind() -> None:
 
 
 def test_query_round_trip_for_every_strategy() -> None:
-    samples = common.sample_names()
+    samples = sidebar.sample_names()
     for name, spec in chunking.strategies().items():
         config = chunking.Config.create(name)
-        state, problems = common.query_to_state(common.config_to_query(config, samples[0]), samples)
+        state, problems = sidebar.query_to_state(sidebar.config_to_query(config, samples[0]), samples)
         assert problems == []
-        values = {p.name: state[common.param_key(name, p.name)] for p in spec.params}
+        values = {p.name: state[widgets.param_key(name, p.name)] for p in spec.params}
         assert chunking.Config.create(name, **values) == config
-        assert state[common.SAMPLE_KEY] == samples[0]
+        assert state[sidebar.SAMPLE_KEY] == samples[0]
 
 
 # ---------------------------------------------------------------- recommendation
@@ -446,7 +443,7 @@ def test_the_recommendation_can_be_applied() -> None:
     assert any(rec.kind in m.value for m in at.markdown)
     at.button(key="use_recommendation").click().run()
     _ok(at)
-    assert at.selectbox(key=common.STRATEGY_KEY).value == rec.strategy
+    assert at.selectbox(key=sidebar.STRATEGY_KEY).value == rec.strategy
     assert _count(at) == len(chunking.run(text, rec.config))
     assert any("Using the suggested" in s.value for s in at.success)
 
@@ -479,14 +476,14 @@ def test_the_tour_keeps_an_upload_hints_on_the_page_and_brings_the_upload_back()
     at.switch_page("pages/tour_page.py").run()
     _ok(at.button(key="tour_1_0").click().run())
     assert [t.value for t in at.title] == ["Explore"]
-    assert at.radio(key=common.SOURCE_KEY).value == "Sample"
+    assert at.radio(key=sidebar.SOURCE_KEY).value == "Sample"
     hint = [i.value for i in at.main.info if "Try it" in i.value]
     assert hint and "red markers fall in the middle of words" in hint[0]
     at.switch_page("pages/explore_page.py")  # AppTest does not follow st.switch_page
     at.button(key="tour_hint_dismiss").click().run()
     assert not [i for i in at.main.info if "Try it" in i.value]
     _ok(at.button(key="back_to_my_document").click().run())
-    assert at.radio(key=common.SOURCE_KEY).value == "Upload"
+    assert at.radio(key=sidebar.SOURCE_KEY).value == "Upload"
     assert _caption_with(at, "mine.txt")
     assert _count(at) == mine
     assert not [b for b in at.button if b.key == "back_to_my_document"]
@@ -502,14 +499,14 @@ def test_an_upload_survives_a_page_change_the_browser_did_not_report() -> None:
     _ok(at)
     assert _caption_with(at, "mine.txt") and _count(at) == mine
     assert _caption_with(at, "uploaded earlier")
-    at.radio(key=common.SOURCE_KEY).set_value("Sample").run()
-    at.radio(key=common.SOURCE_KEY).set_value("Upload").run()
+    at.radio(key=sidebar.SOURCE_KEY).set_value("Sample").run()
+    at.radio(key=sidebar.SOURCE_KEY).set_value("Upload").run()
     assert _caption_with(at, "mine.txt") and _count(at) == mine
 
 
 def test_removing_the_upload_forgets_it() -> None:
     at = _ok(_upload("mine.txt", MINE.encode(), "text/plain"))
-    at.file_uploader(key=common.UPLOAD_KEY).set_value(None).run()
+    at.file_uploader(key=sidebar.UPLOAD_KEY).set_value(None).run()
     _ok(at)
     assert not _caption_with(at, "mine.txt")
     assert any("Upload a file above" in i.value for i in at.info)
@@ -532,7 +529,7 @@ def test_the_fifth_level_runs_contextual_retrieval_with_its_cost_shown_first() -
     _ok(stop.click().run())
     at.switch_page("pages/llm_page.py").run()  # AppTest does not follow st.switch_page
     _ok(at)
-    assert at.selectbox(key=common.SAMPLE_KEY).value == "technical_guide.md"
+    assert at.selectbox(key=sidebar.SAMPLE_KEY).value == "technical_guide.md"
     assert any(m.value.startswith("**Cost:**") for m in at.main.markdown)
     assert any("SmolLM2" in i.value for i in at.main.info)  # the slow note, as the hint
 
@@ -549,7 +546,7 @@ def test_an_unsure_encoding_is_shown_and_can_be_overridden() -> None:
     at = _ok(_upload("danish.txt", text.encode("cp1252"), "text/plain"))
     assert any("cp1252 (confidence 50%)" in c.value for c in at.caption)
     assert any("cp1250 would also give plausible text" in w.value for w in at.warning)
-    at.selectbox(key=common.ENCODING_KEY).set_value("cp1250").run()
+    at.selectbox(key=sidebar.ENCODING_KEY).set_value("cp1250").run()
     _ok(at)
     assert any("cp1250 (confidence 100%)" in c.value for c in at.caption)
     assert not any("plausible" in w.value for w in at.warning)
@@ -558,7 +555,7 @@ def test_an_unsure_encoding_is_shown_and_can_be_overridden() -> None:
 
 def test_a_named_encoding_that_does_not_fit_is_an_error_in_place() -> None:
     at = _upload("russian.txt", "Привет, мир. ".encode("cp1251") * 5, "text/plain")
-    at.selectbox(key=common.ENCODING_KEY).set_value("utf-8").run()
+    at.selectbox(key=sidebar.ENCODING_KEY).set_value("utf-8").run()
     assert not at.exception
     assert any("is not valid utf-8" in e.value for e in at.error)
 
@@ -603,43 +600,43 @@ def test_bad_uploads_show_what_to_do(name: str, data: bytes, expected: str) -> N
 
 
 def test_the_size_limit_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(common.MAX_MB_ENV, "0.001")  # about 1 KB
+    monkeypatch.setenv(sidebar.MAX_MB_ENV, "0.001")  # about 1 KB
     at = _ok(_upload("long.txt", b"words " * 1000, "text/plain"))
     message = _errors(at)
     assert "over the" in message and "limit" in message
 
 
 def test_a_bad_size_limit_setting_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(common.MAX_MB_ENV, "lots")
+    monkeypatch.setenv(sidebar.MAX_MB_ENV, "lots")
     at = _ok(_upload("short.txt", b"Some words.", "text/plain"))
-    assert any(common.MAX_MB_ENV in w.value for w in at.warning)
+    assert any(sidebar.MAX_MB_ENV in w.value for w in at.warning)
     assert _count(at) == 1
 
 
 def test_load_document_returns_a_message_for_bad_bytes() -> None:
-    assert isinstance(common.load_document(b"Hello there.", "a.md"), chunking.io.Document)
-    assert "is empty" in common.load_document(b"", "a.txt")
-    assert "binary" in common.load_document(b"\x00\x01\x02" * 50, "a.txt")
-    assert "limit" in common.load_document(b"x" * 100, "a.txt", max_bytes=10)
-    assert "no text layer" in common.load_document(_pdf(""), "a.pdf")
-    assert common.max_upload_bytes({}) == (50 * 1024 * 1024, None)
-    assert common.max_upload_bytes({common.MAX_MB_ENV: "2"}) == (2 * 1024 * 1024, None)
-    size, problem = common.max_upload_bytes({common.MAX_MB_ENV: "-3"})
+    assert isinstance(sidebar.load_document(b"Hello there.", "a.md"), Document)
+    assert "is empty" in sidebar.load_document(b"", "a.txt")
+    assert "binary" in sidebar.load_document(b"\x00\x01\x02" * 50, "a.txt")
+    assert "limit" in sidebar.load_document(b"x" * 100, "a.txt", max_bytes=10)
+    assert "no text layer" in sidebar.load_document(_pdf(""), "a.pdf")
+    assert sidebar.max_upload_bytes({}) == (50 * 1024 * 1024, None)
+    assert sidebar.max_upload_bytes({sidebar.MAX_MB_ENV: "2"}) == (2 * 1024 * 1024, None)
+    size, problem = sidebar.max_upload_bytes({sidebar.MAX_MB_ENV: "-3"})
     assert size == 50 * 1024 * 1024 and problem and "positive" in problem
 
 
 def test_exports_round_trip() -> None:
     chunks = chunking.chunk(GUIDE, size=400)
-    records = common.chunk_records(chunks, [None] * len(chunks))
-    lines = common.to_jsonl(records).splitlines()
+    records = export.chunk_records(chunks, [None] * len(chunks))
+    lines = export.to_jsonl(records).splitlines()
     assert [json.loads(line)["text"] for line in lines] == [c.text for c in chunks]
-    frame = pd.read_csv(io.StringIO(common.to_csv(records)), keep_default_na=False)
+    frame = pd.read_csv(io.StringIO(export.to_csv(records)), keep_default_na=False)
     assert list(frame["start"]) == [c.start for c in chunks]
     assert list(frame["text"]) == [c.text for c in chunks]
-    parquet = pd.read_parquet(io.BytesIO(common.to_parquet(records)))
+    parquet = pd.read_parquet(io.BytesIO(export.to_parquet(records)))
     assert list(parquet["end"]) == [c.end for c in chunks]
     assert json.loads(parquet["metadata"][0]) == dict(chunks[0].metadata)
-    paged = common.chunk_records(chunks[:2], [[3], [3, 4]])
+    paged = export.chunk_records(chunks[:2], [[3], [3, 4]])
     assert [r["metadata"]["pages"] for r in paged] == [[3], [3, 4]]
 
 
@@ -786,14 +783,14 @@ def test_explore_exports_the_configuration_as_runnable_code() -> None:
     namespace: dict = {}
     exec(compile(code, "snippet.py", "exec"), namespace)  # noqa: S102 - generated by the app
     text = read_path(ROOT / "sample_docs" / "long_essay.txt").text
-    config = at.session_state[common._CONFIG_STATE]  # the sidebar's configuration
+    config = at.session_state[sidebar._CONFIG_STATE]  # the sidebar's configuration
     assert namespace["split"](text) == [c.text for c in chunking.run(text, config)]
     assert len(namespace["split"](text)) == _count(at)
 
 
 def test_a_library_without_an_equivalent_says_why() -> None:
     at = _ok(_app(sample="long_essay.txt"))
-    at.selectbox(key=common.STRATEGY_KEY).set_value("fixed").run()
+    at.selectbox(key=sidebar.STRATEGY_KEY).set_value("fixed").run()
     at.selectbox(key="explore.code.target").set_value("chonkie").run()
     _ok(at)
     assert any("No chonkie equivalent of 'fixed'" in i.value for i in at.info)

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 import chunking
 from chunking.analysis import corpus_stats
 from chunking.documents.io import read_path
-from pages import common
+from pages import sidebar
 from tests.conftest import make_zip
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,11 +78,11 @@ def test_without_a_corpus_the_page_says_how_to_load_one() -> None:
 def test_the_samples_as_a_corpus_match_the_core() -> None:
     at = _samples()
     table = _table(at).set_index("document")
-    names = common.sample_names()
+    names = sidebar.sample_names()
     assert sorted(table.index) == sorted(names)
     config = chunking.Config.create("recursive")
     for name in names:
-        chunks = chunking.run(read_path(common.sample_dir() / name).text, config)
+        chunks = chunking.run(read_path(sidebar.sample_dir() / name).text, config)
         assert table.loc[name, "chunks"] == len(chunks), name
         assert table.loc[name, "max (chars)"] == max(c.size for c in chunks)
     # small corpora are checked against the model's window from the start
@@ -126,11 +126,11 @@ def _metric(at: AppTest, label: str) -> str:
 def test_refused_uploads_say_why_and_keep_the_corpus(files, expected: str) -> None:
     at = _upload(_samples(), *files)
     assert expected in _errors(at)
-    assert len(_table(at)) == len(common.sample_names())  # the samples are still loaded
+    assert len(_table(at)) == len(sidebar.sample_names())  # the samples are still loaded
 
 
 def test_a_document_over_the_size_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(common.MAX_MB_ENV, "0.001")  # about 1 KB per document
+    monkeypatch.setenv(sidebar.MAX_MB_ENV, "0.001")  # about 1 KB per document
     at = _upload(_page(), ("big.txt", b"word " * 1000))
     assert "over the 1 KB limit for one document" in _errors(at)
     assert not at.dataframe
@@ -146,14 +146,14 @@ def test_changing_only_the_view_recomputes_nothing(monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr(corpus_stats, "document_stats", counted)
     at = _samples()
-    assert len(calls) == len(common.sample_names())
+    assert len(calls) == len(sidebar.sample_names())
     at.selectbox(key="corpus.sort").set_value("name").run()
     at.selectbox(key="corpus.show").set_value("warnings").run()
     _ok(at)
     assert list(_table(at)["document"]) == sorted(_table(at)["document"])
-    assert len(calls) == len(common.sample_names())
+    assert len(calls) == len(sidebar.sample_names())
     at.number_input(key="recursive.size").set_value(400).run()  # a new configuration
-    assert len(calls) == 2 * len(common.sample_names())
+    assert len(calls) == 2 * len(sidebar.sample_names())
 
 
 def test_the_window_check_can_be_turned_off() -> None:
@@ -174,19 +174,19 @@ def test_the_sidebar_configuration_drives_the_table() -> None:
     at = _samples()
     at.number_input(key="recursive.size").set_value(300).run()
     table = _table(_ok(at)).set_index("document")
-    text = read_path(common.sample_dir() / "long_essay.txt").text
+    text = read_path(sidebar.sample_dir() / "long_essay.txt").text
     assert table.loc["long_essay.txt", "chunks"] == len(chunking.chunk(text, size=300))
 
 
 def test_a_click_on_a_sample_opens_it_in_explore() -> None:
     at = _samples()
     table = _table(at)
-    row = next(i for i, name in enumerate(table["document"]) if name != common.DEFAULT_SAMPLE)
+    row = next(i for i, name in enumerate(table["document"]) if name != sidebar.DEFAULT_SAMPLE)
     name = table["document"][row]
     _click_row(at, row)
     assert at.title[0].value == "Explore"
-    assert at.session_state[common.SOURCE_KEY] == "Sample"
-    assert at.session_state[common.SAMPLE_KEY] == name
+    assert at.session_state[sidebar.SOURCE_KEY] == "Sample"
+    assert at.session_state[sidebar.SAMPLE_KEY] == name
     assert name in at.caption[0].value
 
 
@@ -194,7 +194,7 @@ def test_a_click_on_an_uploaded_document_opens_it_in_explore_with_its_name() -> 
     at = _upload(_page(), ("notes/note.md", TEXT.encode("cp1252")))
     _click_row(at, 0)
     assert at.title[0].value == "Explore"
-    assert at.session_state[common.SOURCE_KEY] == "Upload"
+    assert at.session_state[sidebar.SOURCE_KEY] == "Upload"
     captions = " ".join(c.value for c in at.sidebar.caption)
     assert "note.md, opened from the Corpus page" in captions
     assert "markdown" in captions  # its type, as the corpus read it
@@ -225,7 +225,7 @@ def test_comparing_configurations_over_the_corpus() -> None:
     _ok(at)
     frame = next(f.value for f in at.dataframe if "median" in f.value.columns)
     assert len(frame) == 3
-    texts = [read_path(common.sample_dir() / n).text for n in common.sample_names()]
+    texts = [read_path(sidebar.sample_dir() / n).text for n in sidebar.sample_names()]
     expected_b = sum(len(chunking.chunk(t, size=200)) for t in texts)
     assert frame["chunks"].iloc[1] == expected_b
     assert frame["max"].iloc[1] <= 200
@@ -246,10 +246,10 @@ def test_the_samples_come_from_the_configured_folder(
 ) -> None:
     (tmp_path / "first.txt").write_text(TEXT, encoding="utf-8")
     (tmp_path / "second.md").write_text("# Second\n\n" + TEXT, encoding="utf-8")
-    monkeypatch.setenv(common.SAMPLES_ENV, str(tmp_path))
+    monkeypatch.setenv(sidebar.SAMPLES_ENV, str(tmp_path))
     at = _samples()
     assert sorted(_table(at)["document"]) == ["first.txt", "second.md"]
     row = list(_table(at)["document"]).index("second.md")
     _click_row(at, row)
-    assert at.session_state[common.SOURCE_KEY] == "Sample"
-    assert at.session_state[common.SAMPLE_KEY] == "second.md"
+    assert at.session_state[sidebar.SOURCE_KEY] == "Sample"
+    assert at.session_state[sidebar.SAMPLE_KEY] == "second.md"

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 import chunking
 from chunking.documents.io import read_path
-from pages import common
+from pages import sidebar
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -83,10 +83,10 @@ def test_techniques_table_and_what_each_returned_for_a_question() -> None:
 def test_the_playground_queries_the_sidebars_configuration() -> None:
     hostile = "<script>alert(1)</script> Cats purr softly.\n\n" + GUIDE[:3000]
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    at.radio(key=common.SOURCE_KEY).set_value("Paste").run()
-    at.text_area(key=common.PASTE_KEY).set_value(hostile).run()
+    at.radio(key=sidebar.SOURCE_KEY).set_value("Paste").run()
+    at.text_area(key=sidebar.PASTE_KEY).set_value(hostile).run()
     at = _ok(at.switch_page("pages/explore_page.py").run())
-    at.selectbox(key=common.STRATEGY_KEY).set_value("recursive").run()
+    at.selectbox(key=sidebar.STRATEGY_KEY).set_value("recursive").run()
     at.selectbox(key="recursive.unit").set_value("chars").run()
     at.number_input(key="recursive.size").set_value(120).run()
     _ok(at.switch_page("pages/evaluate_page.py").run())
@@ -114,8 +114,8 @@ def test_own_document_and_question_file_with_header_context() -> None:
         "references": [{"content": phrase, "start_index": start, "end_index": start + 25}],
     }
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    at.radio(key=common.SOURCE_KEY).set_value("Paste").run()
-    at.text_area(key=common.PASTE_KEY).set_value(text).run()
+    at.radio(key=sidebar.SOURCE_KEY).set_value("Paste").run()
+    at.text_area(key=sidebar.PASTE_KEY).set_value(text).run()
     _ok(at.switch_page("pages/evaluate_page.py").run())
     at.radio(key="eval.origin").set_value("My document + question file").run()
     upload = json.dumps(row).encode()

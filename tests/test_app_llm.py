@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import chunking
-from pages import common
+from pages import sidebar
 from tests.llm_server import serve
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,9 +37,9 @@ def _ok(at: AppTest) -> AppTest:
 def _page(text: str | None = None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     if text is not None:
-        at.radio(key=common.SOURCE_KEY).set_value("Paste").run()
-        at.text_area(key=common.PASTE_KEY).set_value(text).run()
-        at.selectbox(key=common.STRATEGY_KEY).set_value("paragraph").run()
+        at.radio(key=sidebar.SOURCE_KEY).set_value("Paste").run()
+        at.text_area(key=sidebar.PASTE_KEY).set_value(text).run()
+        at.selectbox(key=sidebar.STRATEGY_KEY).set_value("paragraph").run()
         at.number_input(key="paragraph.size").set_value(80).run()
     return _ok(at.switch_page(PAGE).run())
 
@@ -106,7 +106,7 @@ def test_contexts_and_questions_through_the_endpoint(endpoint: str) -> None:
 
 def test_propositions_show_their_cost_and_a_run_button() -> None:
     at = _page(TEXT)
-    at.selectbox(key=common.STRATEGY_KEY).set_value("propositions").run()
+    at.selectbox(key=sidebar.STRATEGY_KEY).set_value("propositions").run()
     at.text_input(key="propositions.llm").set_value("http://127.0.0.1:9/v1#m").run()
     _ok(at)
     assert "1 call to m@http://127.0.0.1:9/v1" in _markdown(at)  # one passage

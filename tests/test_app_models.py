@@ -17,7 +17,7 @@ from streamlit.proto.PlotlyChart_pb2 import PlotlyChart
 from streamlit.testing.v1 import AppTest
 
 from chunking.embedding.models import get_embedder
-from pages import common, kit
+from pages import sidebar, widgets
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -47,13 +47,13 @@ def _open(at: AppTest, name: str) -> AppTest:
 
 
 def _upload(at: AppTest, name: str, text: str) -> AppTest:
-    at.file_uploader(key=common.UPLOAD_KEY).set_value((name, text.encode(), "text/plain"))
+    at.file_uploader(key=sidebar.UPLOAD_KEY).set_value((name, text.encode(), "text/plain"))
     return _ok(at.run())
 
 
 def _uploading_app() -> AppTest:
     at = AppTest.from_file(str(APP), default_timeout=TIMEOUT).run()
-    _ok(at.radio(key=common.SOURCE_KEY).set_value("Upload").run())
+    _ok(at.radio(key=sidebar.SOURCE_KEY).set_value("Upload").run())
     return _upload(at, "first.txt", FIRST * 3)
 
 
@@ -123,7 +123,7 @@ def test_a_single_click_selects_a_point_on_the_map() -> None:
 @pytest.mark.slow
 def test_a_long_document_starts_with_the_static_preview(monkeypatch: pytest.MonkeyPatch) -> None:
     get_embedder("minilm-static")  # built once per machine (minutes on a busy machine)
-    monkeypatch.setattr(kit, "PREVIEW_FROM_TEXTS", 5)
+    monkeypatch.setattr(widgets, "PREVIEW_FROM_TEXTS", 5)
     at = _uploading_app()  # a document no other test embedded in this process:
     _upload(at, "fresh.txt", f"{SECOND * 2}A note numbered {uuid.uuid4().hex}. ")
     _open(at, "semantic_page.py")

@@ -22,8 +22,8 @@ import chunking.splitters.semantic.analysis as sem
 from chunking.documents.io import read_path
 from chunking.embedding.models import get_embedder
 from chunking.engine.spans import sentence_spans
-from chunking.splitters.semantic.methods import check_threshold
-from pages import common  # the app's helpers (pytest's pythonpath has the root)
+from chunking.splitters.semantic.methods import THRESHOLD_RANGES, check_threshold
+from pages import sidebar  # the app's modules (pytest's pythonpath has the root)
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 300
@@ -77,8 +77,8 @@ def _ok(at: AppTest) -> AppTest:
 def _start(text: str | None = None) -> AppTest:
     at = AppTest.from_file(str(APP), default_timeout=TIMEOUT).run()
     if text is not None:
-        at.radio(key=common.SOURCE_KEY).set_value("Paste").run()
-        at.text_area(key=common.PASTE_KEY).set_value(text).run()
+        at.radio(key=sidebar.SOURCE_KEY).set_value("Paste").run()
+        at.text_area(key=sidebar.PASTE_KEY).set_value(text).run()
     return _ok(at)
 
 
@@ -282,7 +282,7 @@ def test_the_settings_can_be_handed_to_the_sidebar(analysis: sem.SemanticAnalysi
     expected = analysis.chunk(threshold=60.0, **DEFAULTS)
     assert _number(at, "Chunks") == len(expected.chunks)
     _ok(at.button(key="sem_to_sidebar").click().run())
-    assert at.selectbox(key=common.STRATEGY_KEY).value == "semantic"
+    assert at.selectbox(key=sidebar.STRATEGY_KEY).value == "semantic"
     assert at.session_state["semantic.threshold"] == 60.0
     explore = _open(at, "explore_page.py")
     assert _number(explore, "Chunks") == len(expected.chunks)  # the same cut, on Explore
@@ -362,7 +362,7 @@ def test_the_tour_opens_fixed_size_chunks_of_the_essay() -> None:
     assert len(at.get("button")) >= 5
     _ok(at.button(key="tour_1_0").click().run())
     assert at.title[0].value == "Explore"
-    assert at.selectbox(key=common.SAMPLE_KEY).value == "long_essay.txt"
+    assert at.selectbox(key=sidebar.SAMPLE_KEY).value == "long_essay.txt"
     assert _number(at, "Chunks") == len(chunking.chunk(ESSAY, "fixed", size=500, overlap=50))
 
 
@@ -411,8 +411,8 @@ def test_a_negative_similarity_threshold_is_kept_not_clamped() -> None:
     at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
     at.query_params.update(strategy="semantic", method="similarity", threshold="-0.2", model="hash")
     _ok(at.run())
-    at.radio(key=common.SOURCE_KEY).set_value("Paste").run()
-    at.text_area(key=common.PASTE_KEY).set_value(TEXT).run()
+    at.radio(key=sidebar.SOURCE_KEY).set_value("Paste").run()
+    at.text_area(key=sidebar.PASTE_KEY).set_value(TEXT).run()
     at = _open(at, "semantic_page.py")
     slider = at.slider(key="sem.threshold.similarity")
     assert slider.value == -0.2
@@ -448,27 +448,13 @@ def test_every_configuration_keeps_a_point_when_the_map_is_sampled(
     assert f"A · Recursive · 8000 chars: {counts[0]} of {few}" in _texts(at.info)
 
 
-def test_the_threshold_sliders_cover_what_the_core_accepts_and_no_more() -> None:
-    from pages import semantic_page
-
-    for method, (lo, hi, step) in semantic_page.SLIDERS.items():
-        check_threshold(method, lo)
-        check_threshold(method, hi)
-        for outside in (lo - step, hi + step):
-            with pytest.raises(ValueError):
-                check_threshold(method, outside)
-
-
-@pytest.mark.parametrize(
-    ("counts", "limit"), [([2, 32], 10), ([1, 1, 500, 500], 10), ([3, 40, 7], 12), ([5, 5], 10)]
-)
-def test_point_budgets_keep_every_configuration_within_the_limit(
-    counts: list[int], limit: int
-) -> None:
-    from pages import map_page
-
-    budgets = map_page.point_budgets(counts, limit)
-    assert all(1 <= b <= n for b, n in zip(budgets, counts, strict=True))
-    assert sum(budgets) == min(limit, sum(counts))
-    if sum(counts) > limit:  # shares follow the chunk counts
-        assert budgets[counts.index(max(counts))] == max(budgets)
+def test_the_threshold_sliders_span_what_the_core_accepts(semantic_app: AppTest) -> None:
+    at = semantic_app
+    try:
+        for method, (lo, hi) in THRESHOLD_RANGES.items():
+            _ok(at.selectbox(key="sem.method").set_value(method).run())
+            slider = at.slider(key=f"sem.threshold.{method}")
+            assert (slider.min, slider.max) == (lo, hi)
+            assert slider.step == pytest.approx((hi - lo) / 200)  # 0.5 or 0.01
+    finally:
+        _ok(at.selectbox(key="sem.method").set_value(DEFAULTS["method"]).run())

@@ -24,7 +24,8 @@ from chunking.cli import main
 from chunking.cli.options import parse_param
 from chunking.documents.io import Document, read_path
 from chunking.engine.spans import sentence_spans
-from pages import common
+from chunking.output import export
+from pages import cached
 from tests.test_io import _pdf_with_pages
 
 CLI = Path(sys.executable).parent / "chunk-explorer"
@@ -183,10 +184,10 @@ def test_a_pdf_is_exported_like_the_app_exports_it(
 
     # The app's Explore page: its cached analysis, then the records it downloads.
     document = read_path(path)
-    source = common.Source(document, common.text_key(document.text), "upload")
+    source = cached.Source.of(document, "upload")
     config = Config.create("fixed", size=45, overlap=10)
-    chunks = common.chunks_for(source, config)
-    downloaded = common.chunk_records(chunks, common.analysis_for(source, config).pages)
+    chunks = cached.chunks(source, config)
+    downloaded = export.chunk_records(chunks, cached.analysis(source, config).pages)
 
     assert rows == json.loads(json.dumps(downloaded))
     pages = [row["metadata"]["pages"] for row in rows]
@@ -398,8 +399,8 @@ def test_stats_shows_the_warnings_the_app_shows(
     assert {"mid_word", "mid_sentence", "truncated"} <= {w["kind"] for w in warnings}
 
     document = read_path(doc_path)
-    source = common.Source(document, common.text_key(document.text), "upload")
-    assert warnings == [w.to_dict() for w in common.analysis_for(source, config).warnings]
+    source = cached.Source.of(document, "upload")
+    assert warnings == [w.to_dict() for w in cached.analysis(source, config).warnings]
 
     code, text, _ = cli(capsys, *flags)
     assert code == 0

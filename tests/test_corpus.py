@@ -1,4 +1,4 @@
-"""chunking.corpus: zips, uploads and CLI inputs under limits, names that never escape."""
+"""chunking.documents.corpus: zips, uploads and CLI inputs under limits, names that never escape."""
 
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ import pytest
 
 import chunking.embedding.cache as emb_cache
 import chunking.embedding.models as emb
+from chunking.embedding.base import TOKEN_BUDGET
 from chunking.embedding.models import (
     DEFAULT_MODEL,
     EmbeddingError,
@@ -129,7 +130,9 @@ def test_batches_and_progress() -> None:
     texts = [*cached, *fresh(*(f"text number {i} " * (i + 1) for i in range(10)))]
     calls = embedder.calls
     seen: list[tuple[int, int]] = []
-    embedder.embed(texts, batch_size=4, progress=lambda done, total: seen.append((done, total)))
+    embedder.embed(
+        texts, batch_size=4, progress=lambda done, total, _what: seen.append((done, total))
+    )
     assert embedder.calls == calls + 3  # 10 new texts in batches of 4
     assert seen == [(1, 11), (5, 11), (9, 11), (11, 11)]
 
@@ -143,7 +146,7 @@ def test_model_batches_are_planned_by_padded_size(minilm: emb.Embedder) -> None:
         assert len(batch) <= 16
         lengths = [padded[i] for i in batch]
         assert lengths == sorted(lengths, reverse=True)
-        assert len(batch) == 1 or len(batch) * lengths[0] <= emb.TOKEN_BUDGET
+        assert len(batch) == 1 or len(batch) * lengths[0] <= TOKEN_BUDGET
     firsts = [padded[b[0]] for b in batches]
     assert firsts == sorted(firsts, reverse=True)
 

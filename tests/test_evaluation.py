@@ -380,7 +380,7 @@ def test_sweep_embeds_each_text_once():
     unique = chunk_texts | {q.text for q in qs}
     before_calls, before = embedder.calls, embedder.encoded
     steps: list[float] = []
-    result = sweep(LONG, qs, grid, embedder, progress=lambda f, _m: steps.append(f))
+    result = sweep(LONG, qs, grid, embedder, progress=lambda d, t, _m: steps.append(d / t))
     assert embedder.encoded - before == len(unique) == result.texts_embedded
     assert result.texts_requested == sum(
         sum(len(v) for v in e.chunks.values()) + len(qs) for e in result.evaluations

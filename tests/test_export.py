@@ -1,4 +1,4 @@
-"""chunking.export: every export format round-trips, and a PDF's pages are given one way,
+"""chunking.output.export: every export format round-trips, and a PDF's pages are given one way,
 ``metadata["pages"]`` (that the app and ``chunk-explorer split`` agree is in test_cli)."""
 
 from __future__ import annotations

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import csv
+import html
+import io
 from typing import Any
 
 import pytest
@@ -78,6 +81,94 @@ REPEATED = [
 ]
 SEPARATORS = [" ", "  ", "\n", "\r\n", "\n\n", "\t", "\u00a0", "\r\n\r\n", "\u2028"]
 
+#: Table cells: empty, pipes plain and escaped, quotes, delimiters, line breaks (CSV
+#: quotes them), wide ones, other scripts.
+CELLS = st.one_of(
+    st.sampled_from(
+        ["", " ", "x", "a \\| b", "a|b", "\\|", '"q"', "1,5", "a;b\tc", "x\ny", "日本語", "é"]
+    ),
+    st.text(st.characters(exclude_categories=("Cs",)), max_size=6),
+    st.builds(lambda w, n: " ".join([w] * n), st.sampled_from(["wide", "列"]), st.integers(5, 40)),
+)
+NEWLINES = st.sampled_from(["\n", "\r\n"])
+
+
+def _one_line(cell: str) -> str:
+    return " ".join(cell.split())
+
+
+@st.composite
+def markdown_tables(draw: st.DrawFn) -> str:
+    """A pipe table: one or two header rows, a delimiter line, rows of any width (a row
+    may have fewer or more cells), maybe a caption and text around it."""
+    width = draw(st.integers(1, 8))
+    newline = draw(NEWLINES)
+
+    def row() -> str:
+        cells = draw(st.lists(CELLS, min_size=1, max_size=width + 1))
+        return "| " + " | ".join(_one_line(c).replace("|", "\\|") for c in cells) + " |"
+
+    header = [row() for _ in range(draw(st.integers(1, 2)))]
+    lines = [*header, "|" + "---|" * width, *(row() for _ in range(draw(st.integers(0, 15))))]
+    caption = draw(st.sampled_from(["", "Table 1: figures", "**Table 2.** More", "Results:"]))
+    around = draw(st.sampled_from(["", "# Data", "Some text."]))
+    parts = [around, caption, newline.join(lines), around]
+    return (newline * draw(st.integers(1, 2))).join(p for p in parts if p)
+
+
+@st.composite
+def html_tables(draw: st.DrawFn) -> str:
+    """A ``<table>``: maybe a caption, header rows in a ``<thead>`` or as leading ``<th>``
+    rows (with rowspan and colspan), then ``<td>`` rows."""
+    width = draw(st.integers(1, 6))
+
+    def row(tag: str) -> str:
+        cells = draw(st.lists(CELLS, min_size=1, max_size=width))
+        span = draw(st.sampled_from(["", " rowspan=2", ' colspan="2"']))
+        first, *rest = [html.escape(c) for c in cells]
+        return (
+            f"<tr><{tag}{span}>{first}</{tag}>"
+            + "".join(f"<{tag}>{c}</{tag}>" for c in rest)
+            + "</tr>"
+        )
+
+    head = "".join(row("th") for _ in range(draw(st.integers(0, 2))))
+    if head and draw(st.booleans()):
+        head = f"<thead>{head}</thead>"
+    body = draw(NEWLINES).join(row("td") for _ in range(draw(st.integers(0, 15))))
+    caption = draw(st.sampled_from(["", "<caption>Table 1</caption>"]))
+    table = f"<table>{caption}{head}<tbody>{body}</tbody></table>"
+    return f"<h2>Data</h2><p>Before.</p>{table}<p>After.</p>" if draw(st.booleans()) else table
+
+
+@st.composite
+def delimited_tables(draw: st.DrawFn) -> str:
+    """CSV or TSV written by the csv module: quoted cells with delimiters, quotes and
+    line breaks, empty cells, CRLF or LF."""
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(
+        buffer, delimiter=draw(st.sampled_from([",", "\t", ";"])), lineterminator=draw(NEWLINES)
+    )
+    width = draw(st.integers(1, 6))
+    for _ in range(draw(st.integers(1, 20))):
+        writer.writerow(draw(st.lists(CELLS, min_size=width, max_size=width)))
+    return buffer.getvalue()
+
+
+#: Chinese, Japanese and Korean text without spaces, with full-width sentence ends.
+CJK = st.lists(
+    st.one_of(
+        st.text(st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF), min_size=1, max_size=12),
+        st.text(alphabet="ぁあいうかきゃアイウカキーｶﾞ가나다한글", min_size=1, max_size=8),
+        st.sampled_from(
+            ["。", "！", "？", "．", "｡", "、", "「", "」", "！？", "３．１４", " ", "\n"]
+        ),
+        st.sampled_from(["abc", "Hello world.", "\n\n", "\u3000"]),
+    ),
+    min_size=1,
+    max_size=40,
+).map("".join)
+
 texts = st.one_of(
     st.lists(
         st.one_of(st.sampled_from(FRAGMENTS), st.text(st.characters(exclude_categories=("Cs",)))),
@@ -90,6 +181,10 @@ texts = st.one_of(
         st.integers(2, 30),
         st.sampled_from(SEPARATORS),
     ),
+    markdown_tables(),
+    html_tables(),
+    delimited_tables(),
+    CJK,
 ).filter(lambda t: t and not t.isspace())
 
 SIZES = {"chars": (1, 80), "words": (1, 12), "tokens": (1, 25), "model": (1, 25)}

@@ -1,4 +1,4 @@
-"""Tests for chunking.io: reading documents from bytes and files."""
+"""Tests for chunking.documents.io: reading documents from bytes and files."""
 
 from __future__ import annotations
 
@@ -257,7 +257,7 @@ def test_read_path_checks_size_before_reading(
     def refuse_open(*args: object, **kwargs: object) -> None:
         raise AssertionError("the file must not be opened")
 
-    monkeypatch.setattr(chunking.io, "open", refuse_open, raising=False)
+    monkeypatch.setattr(chunking.documents.io, "open", refuse_open, raising=False)
     with pytest.raises(DocumentError, match=r"huge\.txt is 4\.9 KB, over the 4 KB"):
         read_path(path, max_bytes=4096)
 
@@ -449,7 +449,7 @@ def test_docx_paragraphs_and_tables_in_document_order(tmp_path: Path) -> None:
     assert doc.text == (
         "# Quarterly Report\n\n"
         "Revenue grew in every region.\n\n"
-        "Region | Growth\nNorth | 12%\n\n"
+        "| Region | Growth |\n| --- | --- |\n| North | 12% |\n\n"
         "Closing remarks after the table."
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -19,9 +20,10 @@ import chunking
 from chunking import Config
 from chunking.libraries import LIBRARIES
 from chunking.libraries.align import LibraryChunk, align, flag_kind
+from chunking.model import build_chunks
 from chunking.units import get_sizer
 from tests.conftest import ROOT, chroma_corpora, sample_paths
-from tests.invariants import check_library_invariants
+from tests.invariants import check_library_invariants, uncovered
 from tests.test_invariants import texts
 
 CHARS = get_sizer("chars")
@@ -121,20 +123,26 @@ def test_repeated_text_goes_to_the_next_occurrence_not_the_first() -> None:
 
 def test_an_exact_but_skipping_offset_is_moved_back_to_continue_the_sequence() -> None:
     # LangChain's TokenTextSplitter on repeated text: the slice at 26 matches, but the
-    # chunk continues the first one at 5 (26 would leave "llo wör..." uncovered).
+    # chunk continues the first one at 5 (26 would leave "ld 日本" uncovered).
     source = "héllo wörld 日本語の文です。 " * 3
-    pieces = align(source, [LibraryChunk("héllo wör", 0), LibraryChunk(" wörld 日本", 26)], CHARS)
-    assert spans(pieces) == [(0, 9), (5, 14)]
+    found = [
+        LibraryChunk("héllo wör", 0),
+        LibraryChunk(" wörld 日本", 26),
+        LibraryChunk(source[12:], 12),
+    ]
+    pieces = align(source, found, CHARS)
+    assert spans(pieces) == [(0, 9), (5, 14), (12, 63)]
     assert flags(pieces[1])[0] == "library offset wrong: reported 26, text found at 5"
+    assert not any(f.startswith("text left out") for p in pieces for f in flags(p))
 
 
 def test_a_chunk_may_start_where_the_previous_one_starts() -> None:
     # LlamaIndex's hierarchical levels: the last child of one parent and the first child
     # of the next (overlapping) parent can start at the same offset.
-    source = "alpha beta gamma. alpha beta gamma."
-    found = [LibraryChunk("alpha beta", 0), LibraryChunk("alpha beta gamma.", 0)]
+    source = "alpha beta gamma. delta."
+    found = [LibraryChunk("alpha beta", 0), LibraryChunk("alpha beta gamma. delta.", 0)]
     pieces = align(source, found, CHARS)
-    assert spans(pieces) == [(0, 10), (0, 17)]
+    assert spans(pieces) == [(0, 10), (0, 24)]
     assert not any(f.startswith("library offset") for p in pieces for f in flags(p))
 
 
@@ -248,6 +256,141 @@ def test_collapsed_whitespace_is_placed_on_the_same_words(
         if text != item.text:
             assert piece.metadata["library_text"] == item.text
             assert any(f.startswith(("text altered", "text not found")) for f in flags(piece))
+
+
+# --- placed in order, on repetitive text ----------------------------------------------
+
+#: One 118-character paragraph (with its blank line), as in a contract or a licence.
+PARAGRAPH = (
+    "The licensee may renew this agreement each year by written notice sent to the "
+    "licensor at least ninety days earlier.\n\n"
+)
+#: Japanese with a ZWJ family emoji, Arabic, combining accents, CRLF line ends.
+MULTI_SCRIPT = (
+    "日本語の文章です。家族👨\u200d👩\u200d👧\u200d👦と旅行しました。\r\n"
+    "مرحبا بالعالم، هذه جملة عربية قصيرة.\r\n"
+    "Cafe\u0301 au lait, cre\u0300me bru\u0302le\u0301e et re\u0301sume\u0301.\r\n"
+)
+
+
+def test_a_repeated_paragraph_is_not_said_to_be_left_out_by_llamaindex_sentence() -> None:
+    # LlamaIndex reports its second chunk at the first place its text occurs (69 in
+    # the issue); placed in order, it ends at the document's end and covers the rest.
+    assert len(PARAGRAPH) == 118
+    text = PARAGRAPH * 60
+    assert len(text) == 7_080
+    config = Config.create("llamaindex.sentence")
+    chunks = chunking.run(text, config)
+    assert len(chunks) >= 2
+    assert not [f for c in chunks for f in c.flags if f.startswith("text left out")]
+    assert chunks[-1].end == len(text.rstrip())
+    check_library_invariants(text, chunks, config)
+    assert uncovered(text, chunks) == []
+    expected = _library_texts(
+        "llamaindex.sentence", text, {"chunk_size": 1024, "chunk_overlap": 200}
+    )
+    assert [c.metadata.get("library_text", c.text) for c in chunks] == expected
+
+
+@pytest.mark.parametrize("name", ["llamaindex.token", "llamaindex.hierarchical"])
+def test_repeated_multi_script_text_is_not_said_to_be_left_out(name: str) -> None:
+    text = MULTI_SCRIPT * 40
+    config = Config.create(name)
+    chunks = chunking.run(text, config)
+    assert len({c.start for c in chunks}) >= 3
+    assert not [f for c in chunks for f in c.flags if f.startswith("text left out")]
+    check_library_invariants(text, chunks, config)
+    assert uncovered(text, chunks) == []
+    if name == "llamaindex.hierarchical":  # every child inside its parent
+        for c in chunks:
+            parent = c.metadata["parent"]
+            if parent is not None:
+                assert chunks[parent].start <= c.start and c.end <= chunks[parent].end
+
+
+def least_left_out(source: str, texts: list[str]) -> int:
+    """The fewest non-whitespace characters left uncovered by any placement of
+    ``texts`` on occurrences of them with starts in order (an exhaustive search over
+    (chunk, start, reach) states, to compare with :mod:`chunking.libraries.align`)."""
+    solid = [0]
+    for ch in source:
+        solid.append(solid[-1] + (not ch.isspace()))
+
+    def gap(lo: int, hi: int) -> int:
+        return solid[hi] - solid[lo] if hi > lo else 0
+
+    places = [
+        [i for i in range(len(source) - len(t) + 1) if source.startswith(t, i)] for t in texts
+    ]
+
+    @functools.cache
+    def best(k: int, start: int, reach: int) -> int:
+        if k == len(texts):
+            return gap(reach, len(source))
+        return min(
+            (
+                gap(reach, i) + best(k + 1, i, max(reach, i + len(texts[k])))
+                for i in places[k]
+                if i >= start
+            ),
+            default=len(source) + 1,  # no place in order: not a placement
+        )
+
+    return best(0, 0, 0)
+
+
+@st.composite
+def repetitive_chunks(draw: st.DrawFn) -> tuple[str, list[LibraryChunk]]:
+    """A periodic text (a random unit repeated a random number of times, with or
+    without a head and a tail) and chunks of it in order, as a library could return them:
+    overlapping, with gaps, with the right offset, the first occurrence's, a wrong one
+    or none."""
+    # At most 32 characters: within the bounds where the search is exhaustive
+    # (chunking.libraries.align: _BEAM placements, _WORK pairs).
+    unit = draw(st.text(alphabet="ab é\n", min_size=1, max_size=5))
+    head, tail = draw(st.sampled_from(["", "x", " "])), draw(st.sampled_from(["", "y", " "]))
+    source = head + unit * draw(st.integers(1, 6)) + tail
+    assume(source.strip())
+    cuts = sorted(
+        draw(
+            st.lists(
+                st.tuples(st.integers(0, len(source) - 1), st.integers(1, 12)),
+                min_size=1,
+                max_size=5,
+            )
+        )
+    )
+    found = []
+    for start, length in cuts:
+        text = source[start : start + length]
+        offset = draw(
+            st.sampled_from([start, source.find(text), None, draw(st.integers(-1, len(source)))])
+        )
+        found.append(LibraryChunk(text, offset))
+    return source, found
+
+
+@given(repetitive_chunks())
+def test_placed_in_order_the_flagged_left_out_text_is_minimal(
+    case: tuple[str, list[LibraryChunk]],
+) -> None:
+    source, found = case
+    if all(f.text.isspace() for f in found):
+        with pytest.raises(ValueError, match="left all of its text out"):
+            align(source, found, CHARS)
+        return
+    pieces = align(source, found, CHARS)
+    chunks = build_chunks(source, pieces, CHARS)
+    # In order: no chunk moved, every one the exact slice of its own text.
+    assert all(
+        "library_index" not in c.metadata and "library_text" not in c.metadata for c in chunks
+    )
+    missing = uncovered(source, chunks)
+    assert len(missing) == least_left_out(source, [f.text for f in found])
+    assert not any(f.startswith("placement capped") for c in chunks for f in c.flags)
+    flagged = {i for c in chunks for a, b in c.metadata.get("left_out", ()) for i in range(a, b)}
+    assert set(missing) <= flagged
+    assert all(source[i].isspace() or i in missing for i in flagged)
 
 
 # --- every engine on every document -----------------------------------------------------

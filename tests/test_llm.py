@@ -10,10 +10,10 @@ import re
 from pathlib import Path
 
 import pytest
-from chunking.cli.llm_options import add_llm_arguments, client_from_args, confirm
 
 import chunking
 from chunking.cli import main
+from chunking.cli.options import add_llm_arguments, client_from_args, confirm
 from chunking.documents.io import read_path
 from chunking.evaluation.questions import parse_questions
 from chunking.llm.align import locate
@@ -145,7 +145,7 @@ def test_an_error_stops_the_run_and_keeps_the_answers_before_it(tmp_path: Path) 
     llm = cached(inner, tmp_path)
     requests = [Request(f"q{i}") for i in range(5)]
     seen: list[tuple[int, int]] = []
-    stopped = run_requests(llm, requests, progress=lambda d, t: seen.append((d, t)))
+    stopped = run_requests(llm, requests, progress=lambda d, t, _what: seen.append((d, t)))
     assert stopped.answers == ["Q0", "Q1", None, None, None]
     assert stopped.error is not None and "cannot reach" in stopped.error
     assert seen == [(1, 5), (2, 5)]

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from chunking.embedding import projection as maps
 
@@ -222,3 +224,55 @@ def test_loading_umap_switches_numba_disk_caching_on() -> None:
     parallel = umap.layouts._nb_optimize_layout_euclidean_single_epoch_parallel
     assert type(serial._cache).__name__ != "NullCache"
     assert type(parallel._cache).__name__ == "NullCache"  # same function: would share files
+
+
+# ------------------------------------------------------ more chunks than the map shows
+
+
+@pytest.mark.parametrize(
+    ("counts", "limit"), [([2, 32], 10), ([1, 1, 500, 500], 10), ([3, 40, 7], 12), ([5, 5], 10)]
+)
+def test_point_budgets_keep_every_configuration_within_the_limit(
+    counts: list[int], limit: int
+) -> None:
+    budgets = maps.point_budgets(counts, limit)
+    assert all(1 <= b <= n for b, n in zip(budgets, counts, strict=True))
+    assert sum(budgets) == min(limit, sum(counts))
+    if sum(counts) > limit:  # shares follow the chunk counts
+        assert budgets[counts.index(max(counts))] == max(budgets)
+
+
+@given(st.lists(st.integers(0, 3000), min_size=1, max_size=6), st.integers(1, 5000))
+def test_point_budgets_share_the_limit_and_keep_every_group(counts: list[int], limit: int) -> None:
+    budgets = maps.point_budgets(counts, limit)
+    assert all(0 <= b <= n for b, n in zip(budgets, counts, strict=True))
+    assert all(b >= 1 for b, n in zip(budgets, counts, strict=True) if n)  # none vanishes
+    groups = sum(1 for n in counts if n)
+    if sum(counts) <= limit:
+        assert budgets == counts  # everything fits: nothing is sampled
+    elif groups <= limit:
+        assert sum(budgets) == limit
+        for b, n in zip(budgets, counts, strict=True):  # within one point of the fair share
+            assert b <= max(1, -(-limit * n // sum(counts))) + 1
+    else:
+        assert budgets == [1 if n else 0 for n in counts]
+
+
+@given(st.integers(0, 2000), st.integers(0, 2000))
+def test_an_even_sample_spreads_over_the_whole_range(count: int, keep: int) -> None:
+    sample = maps.even_sample(count, keep)
+    assert list(sample) == sorted(set(sample))
+    assert all(0 <= i < count for i in sample)
+    assert len(sample) == min(count, keep)
+    if len(sample) >= 2:
+        assert (sample[0], sample[-1]) == (0, count - 1)
+        gaps = np.diff(sample)
+        assert gaps.max() - gaps.min() <= 1  # evenly spaced, up to rounding
+
+
+def test_sample_points_draws_every_point_when_all_fit() -> None:
+    assert maps.sample_points([3, 2], 10) == [(0, 1, 2), (0, 1)]
+    few, many = maps.sample_points([4, 400], 10)
+    assert len(few) + len(many) == 10 and len(few) >= 1
+    assert many == maps.even_sample(400, len(many))
+

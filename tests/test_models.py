@@ -20,14 +20,18 @@ import pytest
 
 import chunking.embedding.cache as emb_cache
 import chunking.embedding.registry as registry
+from chunking import chunk
 from chunking.cli import main
 from chunking.embedding.derived import build_once
 from chunking.embedding.models import (
     DEFAULT_MODEL,
     EmbeddingError,
+    ModelWindow,
     canonical_model_name,
     get_embedder,
+    model_window,
 )
+from chunking.units import SPECIAL_TOKENS, model_tokenizer_path
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -56,6 +60,42 @@ def test_the_registry_lists_the_three_models_default_first() -> None:
 )
 def test_every_name_of_a_model_resolves_to_one_cache_key(given: str | None, key: str) -> None:
     assert canonical_model_name(given) == key
+
+
+# --- windows -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("named", registry.named_models(), ids=lambda m: m.name)
+def test_a_named_models_window_is_the_registrys_whatever_stands_in(named) -> None:
+    stand_in = get_embedder("hash")  # a quick preview drawn in place of the chosen model
+    expected = ModelWindow("model", named.max_tokens - SPECIAL_TOKENS)
+    for name in (named.name, named.key, *named.aliases):
+        assert model_window(name, stand_in) == expected
+
+
+def test_the_bundled_models_window_is_what_the_loaded_model_reads() -> None:
+    minilm = get_embedder()
+    assert (
+        model_window(None, minilm)
+        == ModelWindow("model", minilm.token_limit)
+        == (ModelWindow("model", 254))
+    )
+
+
+def test_a_local_models_window_is_counted_in_its_own_tokenizer(tmp_path: Path) -> None:
+    folder = tmp_path / "my-model"
+    folder.mkdir()
+    (folder / "tokenizer.json").write_bytes(model_tokenizer_path().read_bytes())
+    loaded = get_embedder("hash")  # what the folder's model would report as its limit
+    window = model_window(str(folder), loaded)
+    assert window == ModelWindow(f"tokenizer:{folder / 'tokenizer.json'}", loaded.token_limit)
+    pieces = chunk("word " * 2000, "recursive", size=window.limit, unit=window.unit)
+    assert max(c.size for c in pieces) <= window.limit  # a unit the chunkers count in
+
+
+def test_any_other_models_window_is_its_own_limit_in_the_bundled_word_pieces() -> None:
+    fake = get_embedder("hash")
+    assert model_window("hash", fake) == ModelWindow("model", fake.token_limit)
 
 
 def test_minilm_is_the_bundled_model_loaded_once() -> None:

@@ -199,13 +199,13 @@ from streamlit.testing.v1 import AppTest
 app = Path(next(iter(chunk_explorer_app.__path__))) / "app.py"
 at = AppTest.from_file(str(app), default_timeout=600).run()
 at.switch_page("pages/explore_page.py").run()
-common = sys.modules["pages.common"]
+sidebar = sys.modules["pages.sidebar"]
 samples = [w.options for kind in ("selectbox", "radio") for w in at.get(kind)
-           if getattr(w, "key", None) == common.SAMPLE_KEY]
+           if getattr(w, "key", None) == sidebar.SAMPLE_KEY]
 print(json.dumps({
     "app": str(app),
     "chunking": chunking.__file__,
-    "common": common.__file__,
+    "sidebar": sidebar.__file__,
     "exceptions": [e.value for e in at.exception],
     "samples": [list(s) for s in samples],
     "chunks": [m.value for m in at.metric if m.label == "Chunks"],
@@ -240,7 +240,7 @@ def test_the_wheel_serves_the_app_outside_the_checkout(tmp_path):
     assert probe.returncode == 0, probe.stdout[-3000:] + probe.stderr[-3000:]
     seen = json.loads(probe.stdout.strip().splitlines()[-1])
     assert seen["exceptions"] == []
-    for key in ("app", "chunking", "common"):
+    for key in ("app", "chunking", "sidebar"):
         assert Path(seen[key]).is_relative_to(installed), seen
     sample_dir = Path(seen["app"]).parent / "sample_docs"
     on_disk = {p.name for p in sample_dir.iterdir() if p.is_file() and p.stem != "README"}

@@ -216,7 +216,7 @@ def test_param_rejects_a_value_of_another_type(name: str, param: Param) -> None:
 
 def test_import_chunking_does_not_load_heavy_libraries() -> None:
     code = (
-        "import sys, chunking, chunking.cli, chunking.recommend, chunking.io\n"
+        "import sys, chunking, chunking.cli, chunking.analysis.recommend, chunking.documents.io\n"
         "chunking.strategies()\n"
         "heavy = [m for m in ('streamlit', 'torch', 'sentence_transformers', 'umap') "
         "if m in sys.modules]\n"

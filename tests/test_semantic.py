@@ -602,3 +602,19 @@ def test_the_default_configuration_leaves_no_tiny_chunk(minilm: Embedder) -> Non
     assert min(c.size for c in without) < floor  # the cuts this default guards against
     chunks = chunking.chunk(text, "semantic")
     assert min(c.size for c in chunks) >= floor
+
+
+@pytest.mark.parametrize("method", sorted(methods.THRESHOLD_RANGES))
+@given(value=st.floats(-1e6, 1e6, allow_nan=False))
+def test_a_bounded_threshold_is_accepted_exactly_within_its_declared_range(
+    method: str, value: float
+) -> None:
+    # The Semantic page's sliders span these ranges: they offer what the core accepts.
+    lo, hi = methods.THRESHOLD_RANGES[method]
+    methods.check_threshold(method, lo)
+    methods.check_threshold(method, hi)
+    if lo <= value <= hi:
+        methods.check_threshold(method, value)
+    else:
+        with pytest.raises(ValueError, match=f"{lo:g}"):
+            methods.check_threshold(method, value)

@@ -1,4 +1,4 @@
-"""Tests for chunking.report: size summaries, warnings and boundary agreement."""
+"""Tests for chunking.analysis.report: size summaries, warnings and boundary agreement."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ def check_invariants(text: str, chunks: list[Chunk], limit: int, unit: str) -> N
         assert c.start >= previous
         previous = c.start
         assert c.text.strip()
-        assert c.size == sizer.size(c.metadata.get("visible_text", c.text))
+        assert c.size == sizer.size(c.embedding_text)
         assert c.size <= limit or any(f.startswith("over limit:") for f in c.flags)
         covered[c.start : c.end] = b"\x01" * (c.end - c.start)
     missed = [ch for ch, hit in zip(text, covered, strict=True) if not hit and not ch.isspace()]

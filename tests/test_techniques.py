@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,7 @@ from chunking.embedding.models import get_embedder
 from chunking.evaluation import Settings, as_spans, evaluate
 from chunking.evaluation.advice import advise
 from chunking.evaluation.context import CONTEXT_KEY, embedded_text, header_contexts
-from chunking.evaluation.core import window_spans
+from chunking.evaluation.core import embedded_chunk_texts, retrieve, window_spans
 from chunking.evaluation.questions import Question, Reference
 from chunking.evaluation.retrievers import RRF_K, BM25Index, ranks, reciprocal_rank_fusion
 from chunking.evaluation.sweep import (
@@ -464,3 +465,74 @@ def test_llm_context_goes_to_the_metadata_and_never_into_the_chunk():
         assert after.metadata[CONTEXT_KEY] == expected
     with pytest.raises(ValueError, match="needs a language model"):
         evaluate({"pets": text}, [q], config, get_embedder("hash"), technique=technique)
+
+
+# ------------------------------------- what a technique embeds, and a query without gold
+
+
+@pytest.mark.parametrize(
+    ("strategy", "params", "technique"),
+    [
+        ("recursive", {"size": 100, "unit": "chars"}, Technique()),
+        ("recursive", {"size": 100, "unit": "chars"}, Technique.parse(context="headers")),
+        (
+            "hierarchy",
+            {"size": 400, "child_sizes": "100", "unit": "chars"},
+            Technique.parse(returned="parent"),
+        ),
+    ],
+)
+def test_the_listed_chunk_texts_are_all_that_evaluate_embeds(minilm, strategy, params, technique):
+    # A text no other test embedded, so that the cache holds only what is listed here.
+    doc = f"# Notes {uuid.uuid4().hex}\n\n{DOC}"
+    config = Config.create(strategy, **params)
+    texts = embedded_chunk_texts({"doc": doc}, config, technique)
+    q = _question_on(doc, "topic17 and nothing")
+    minilm.embed([q.text, *texts])
+    result = evaluate({"doc": doc}, [q], config, minilm, technique=technique)
+    assert result.texts_embedded == 0  # every text it needed was listed
+    assert result.embedded_chunks == len(texts)
+    leaves = [c for c in result.chunks["doc"] if c.metadata.get("children", 0) == 0]
+    assert len(texts) == (
+        len(leaves) if technique.returned == "parent" else len(result.chunks["doc"])
+    )
+    if technique.context == "headers":
+        assert all(t.startswith("doc > Notes") for t in texts)
+
+
+def test_no_chunk_text_is_listed_for_techniques_that_embed_none_alone():
+    config = Config.create("recursive", size=100, unit="chars")
+    for technique in (Technique.parse("bm25"), Technique.parse(embedding="late")):
+        assert embedded_chunk_texts({"doc": DOC}, config, technique) == []
+
+
+@pytest.mark.parametrize(
+    "technique",
+    [
+        Technique(),
+        Technique.parse("bm25"),
+        Technique.parse("hybrid", returned="window:1"),
+        Technique.parse(context="headers"),
+    ],
+    ids=lambda t: t.name,
+)
+def test_a_free_query_is_retrieved_as_evaluate_retrieves_a_question(minilm, technique):
+    config = Config.create("recursive", size=100, unit="chars")
+    chunks = chunk(DOC, "recursive", size=100, unit="chars")
+    q = _question_on(DOC, "topic17 and nothing")
+    settings = Settings(top_k=3)
+    (expected,) = evaluate(
+        {"doc": DOC}, [q], config, minilm, settings, technique=technique
+    ).retrieved
+    found = retrieve(DOC, chunks, q.text, minilm, top_k=3, technique=technique, corpus_id="doc")
+    assert found.chunk_indices.tolist() == expected.chunk_indices.tolist()
+    assert found.spans.tolist() == expected.spans.tolist()
+    assert found.scores == pytest.approx(expected.scores)
+    assert "topic17 " in DOC[found.spans[0][0] : found.spans[0][1]]
+
+
+def test_a_free_query_needs_a_model_unless_it_is_bm25():
+    chunks = chunk(DOC, "recursive", size=100, unit="chars")
+    with pytest.raises(ValueError, match="needs an embedding model"):
+        retrieve(DOC, chunks, "topic3", None)
+    assert len(retrieve(DOC, chunks, "topic3", None, technique=Technique.parse("bm25")).spans) == 5

@@ -35,10 +35,11 @@ from ..core import run
 from ..documents.corpus import Member, doc_id
 from ..documents.io import MAX_BYTES_DEFAULT, Document, DocumentError, read_bytes
 from ..engine.spans import paragraph_spans, sentence_spans
+from ..model import Progress
 from .report import SizeSummary, describe, find_warnings, model_max_tokens, truncated_chunks
 
 #: Called after each document: (documents done, documents in all, the document's name).
-Progress = Callable[[int, int, str], None]
+
 #: The word-piece starts of a document's text (a cache, typically), or None without the
 #: bundled tokenizer.
 PieceStarts = Callable[["CorpusDocument"], "np.ndarray | None"]

@@ -1,13 +1,14 @@
 """Recommend a chunking strategy for a document, and say why.
 
 The document type is guessed from the file name's extension and from what the text
-contains (Markdown headers, fenced code, HTML tags, code lines, speaker turns, numbered
-legal sections). Each type maps to a strategy and a chunk size (counted in tokens when
-the strategy can count tokens) with about 15 % overlap:
+contains (delimited records, Markdown headers, fenced code, HTML tags, code lines,
+speaker turns, numbered legal sections). Each type maps to a strategy and a chunk size
+(counted in tokens when the strategy can count tokens) with about 15 % overlap:
 
 ==============  ==============  ============================
 kind            strategy        size
 ==============  ==============  ============================
+csv             table           400 tokens
 markdown        markdown        800 tokens
 legal           recursive       1500 tokens, cut at sections
 code            code            400 tokens
@@ -39,7 +40,8 @@ from typing import Any
 
 from ..config import Config, strategies
 from ..params import Param, Strategy, overlap_below_size
-from .report import DEFAULT_MODEL_MAX_TOKENS, SPECIAL_TOKENS
+from ..splitters.table import DELIMITERS, looks_delimited, sniff_dialect
+from ..units import DEFAULT_MODEL, DEFAULT_MODEL_WINDOW, SPECIAL_TOKENS
 
 #: Only this many characters are examined, so that huge files are profiled quickly.
 SAMPLE_CHARS = 1_000_000
@@ -53,8 +55,8 @@ FALLBACK = "recursive"
 _PER_TOKEN = {"tokens": 1.0, "words": 0.75, "chars": 4.0}
 #: The embedding model whose window caps the size by default, and that window in its
 #: word pieces ([CLS] and [SEP] included).
-BUNDLED_MODEL = "all-MiniLM-L6-v2"
-BUNDLED_WINDOW = DEFAULT_MODEL_MAX_TOKENS
+BUNDLED_MODEL = DEFAULT_MODEL
+BUNDLED_WINDOW = DEFAULT_MODEL_WINDOW
 #: Word pieces per cl100k token, on the high side (code and rare words split more):
 #: converts the window when the model's own unit cannot be used.
 _PIECES_PER_TOKEN = 1.5
@@ -85,6 +87,7 @@ _CODE_EXTENSIONS = frozenset(
 )
 _HTML_EXTENSIONS = frozenset({".html", ".htm", ".xhtml"})
 _MARKDOWN_EXTENSIONS = frozenset({".md", ".markdown"})
+_TABLE_EXTENSIONS = frozenset({".csv", ".tsv"})
 
 _MD_HEADER = re.compile(r"^ {0,3}#{1,6}[ \t]+\S", re.M)
 _FENCE = re.compile(r"^ {0,3}(?:```|~~~)")
@@ -153,7 +156,7 @@ class Recommendation:
     strategy: str
     config: Config
     reason: str
-    #: Detected document type: markdown, legal, code, conversation, html, json or text.
+    #: Detected document type: csv, markdown, legal, code, conversation, html, json or text.
     kind: str
 
 
@@ -277,11 +280,30 @@ def _model_unit_installed() -> bool:
 
 def _profile(sample: str, extension: str) -> _Profile:
     """The first matching document type, most specific first."""
-    for detect in (_html, _json, _code, _conversation, _legal, _markdown):
+    for detect in (_csv, _html, _json, _code, _conversation, _legal, _markdown):
         profile = detect(sample, extension)
         if profile is not None:
             return profile
     return _general(sample)
+
+
+def _csv(sample: str, extension: str) -> _Profile | None:
+    if extension in _TABLE_EXTENSIONS:
+        evidence = f"The file has the extension {extension}"
+    elif looks_delimited(sample):
+        dialect = sniff_dialect(sample, ",;\t")
+        names = {d: n for n, d in DELIMITERS.items()}
+        delimiter = names.get(dialect.delimiter, "delimiter") if dialect else "delimiter"
+        evidence = f"The first records all hold the same number of {delimiter}-separated cells"
+    else:
+        return None
+    return _Profile(
+        "csv",
+        "table",
+        400,
+        evidence,
+        'the "table" strategy cuts between rows and gives every group of rows the header line',
+    )
 
 
 def _html(sample: str, extension: str) -> _Profile | None:

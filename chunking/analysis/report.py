@@ -31,19 +31,28 @@ import numpy as np
 
 from ..config import Config
 from ..documents.io import Document
+from ..engine.sections import TABLE_ROW
 from ..engine.spans import sentence_spans
 from ..model import Chunk
 from ..output.export import chunk_pages
-from ..units import UNITS, CountingSizer, get_sizer, load_hf_tokenizer, model_tokenizer_path
+from ..units import (
+    DEFAULT_MODEL,
+    DEFAULT_MODEL_WINDOW,
+    SPECIAL_TOKENS,
+    UNITS,
+    CountingSizer,
+    get_sizer,
+    load_hf_tokenizer,
+    model_tokenizer_path,
+)
 
 #: How many word pieces all-MiniLM-L6-v2 reads, special tokens included.
-DEFAULT_MODEL_MAX_TOKENS = 256
+DEFAULT_MODEL_MAX_TOKENS = DEFAULT_MODEL_WINDOW
 #: A chunk under this share of the size limit counts as tiny.
 TINY_RATIO = 0.1
 #: Without a size limit, a chunk under this many characters counts as tiny.
 TINY_CHARS = 50
 #: Word pieces added by the model around every text: ``[CLS]`` and ``[SEP]``.
-SPECIAL_TOKENS = 2
 #: How many chunk numbers a warning message lists before "and N more".
 SHOWN_IN_MESSAGE = 8
 #: Strategies that cut at separators (paragraphs, sentences), suggested by the advice.
@@ -101,22 +110,30 @@ def sizes_in(chunks: Sequence[Chunk], unit: str, configured_unit: str | None = N
 def wordpieces_in(text: str, chunks: Sequence[Chunk], piece_starts: np.ndarray) -> list[int]:
     """Every chunk's size in the ``model`` unit (word pieces, no special tokens), from
     :func:`wordpiece_starts` of the whole ``text``: the pieces starting inside a chunk,
-    exact when both its edges are clean (:func:`clean_edge`); the other chunks are
-    tokenized on their own. One pass over the document instead of one per chunk."""
+    exact when both its edges are clean (:func:`clean_edge`); the other chunks, and those
+    a model reads with more than their text (:func:`_reads_more`), are tokenized on
+    their own. One pass over the document instead of one per chunk."""
     starts = np.fromiter((c.start for c in chunks), dtype=np.int64, count=len(chunks))
     ends = np.fromiter((c.end for c in chunks), dtype=np.int64, count=len(chunks))
     counts = (np.searchsorted(piece_starts, ends) - np.searchsorted(piece_starts, starts)).tolist()
     unsure = [
         i
         for i, c in enumerate(chunks)
-        if not (clean_edge(text, c.start) and clean_edge(text, c.end))
+        if not (clean_edge(text, c.start) and clean_edge(text, c.end)) or _reads_more(c)
     ]
     if unsure:
         sizer = get_sizer("model")
         assert isinstance(sizer, CountingSizer)
-        for i, n in zip(unsure, sizer.sizes([chunks[i].text for i in unsure]), strict=True):
+        read = [chunks[i].embedding_text for i in unsure]
+        for i, n in zip(unsure, sizer.sizes(read), strict=True):
             counts[i] = n
     return counts
+
+
+def _reads_more(chunk: Chunk) -> bool:
+    """Whether a model reads ``chunk`` as something else than its text: a context before
+    it (a table's header), or its visible text (:attr:`Chunk.embedding_text`)."""
+    return "visible_text" in chunk.metadata or bool(chunk.metadata.get("context"))
 
 
 def all_sizes(
@@ -310,7 +327,9 @@ def mid_sentence_cuts(
     """Chunks that end inside a sentence (``sentences`` from ``engine.spans.sentence_spans``).
 
     With ``text``, a cut at an element edge of HTML (:func:`at_element_edge`) does not
-    count. With the sentence strategy itself, such a cut means a sentence longer than
+    count, nor does a cut between the rows of a table cut into groups (boundary
+    ``"table row"``): the segmenter reads a table as one long sentence. With the
+    sentence strategy itself, such a cut means a sentence longer than
     the limit, so the advice is to raise the size rather than to switch to it.
     """
     cut = [
@@ -318,6 +337,7 @@ def mid_sentence_cuts(
         for c in chunks
         if inside_sentence(sentences, c.end)
         and not (text is not None and at_element_edge(text, c.end))
+        and c.metadata.get("boundary") != TABLE_ROW
     ]
     if not cut:
         return None
@@ -340,7 +360,7 @@ def mid_sentence_cuts(
 def truncated_by_model(
     indices: Sequence[int],
     max_tokens: int = DEFAULT_MODEL_MAX_TOKENS,
-    model: str = "all-MiniLM-L6-v2",
+    model: str = DEFAULT_MODEL,
     *,
     unit: str = "chars",
 ) -> ChunkWarning | None:
@@ -543,9 +563,9 @@ def truncated_chunks(
 
     Parents of the parent-child strategy (``metadata["children"]`` > 0) are not
     embedded, so never counted. A chunk that carries ``metadata["visible_text"]`` (HTML
-    measured on its visible
-    text) is embedded as that text, so that is what is counted. Chunks too short to get
-    there are skipped (:func:`could_exceed`). With
+    measured on its visible text) or a ``context`` (a table's header) is embedded as
+    :attr:`~chunking.model.Chunk.embedding_text`, so that is what is counted. Chunks too
+    short to get there are skipped (:func:`could_exceed`). With
     ``piece_starts`` of the whole document, a chunk's count is the number of pieces
     starting inside it: exact when both edges are clean (:func:`clean_edge`). A chunk
     that cuts a word is tokenized on its own unless its estimate is further than
@@ -555,11 +575,11 @@ def truncated_chunks(
     chunks = [c for c in chunks if not c.metadata.get("children")]
     # HTML in visible-text mode embeds each chunk's visible text, not its markup
     # (``metadata["visible_text"]``): count what the model will read.
-    visible = [c for c in chunks if "visible_text" in c.metadata]
+    visible = [c for c in chunks if _reads_more(c)]
     if visible:
-        counts = wordpiece_counts([str(c.metadata["visible_text"]) for c in visible])
+        counts = wordpiece_counts([c.embedding_text for c in visible])
         long = {c.index for c, n in zip(visible, counts, strict=True) if n > max_tokens}
-        rest = [c for c in chunks if "visible_text" not in c.metadata]
+        rest = [c for c in chunks if not _reads_more(c)]
         return sorted(long.union(truncated_chunks(text, rest, max_tokens, piece_starts)))
     candidates = [c for c in chunks if could_exceed(c.text, max_tokens)]
     if piece_starts is None:

@@ -3,8 +3,8 @@
 Strategies, their parameters and the flags that set them all come from the registry
 (:func:`chunking.strategies`), so a newly registered strategy is usable here at once.
 One module per command group: :mod:`.chunks` (split, stats, strategies, export, app),
-:mod:`.run`, :mod:`.evaluate`, :mod:`.models`, :mod:`.llm` (questions, enrich); the
-flags and configuration code they share is :mod:`.options`.
+:mod:`.run`, :mod:`.search`, :mod:`.evaluate`, :mod:`.models`, :mod:`.llm` (questions,
+enrich); the flags and configuration code they share is :mod:`.options`.
 
 Problems with the input (a missing, empty, binary or oversized file, an unknown
 strategy or parameter, a bad value) end with one line on stderr,
@@ -23,7 +23,9 @@ from .evaluate import add_evaluate_parser
 from .llm import add_llm_parsers
 from .models import add_models_parser
 from .options import EXIT_USAGE, PROG, strategy_options
+from .report import add_report_parser
 from .run import add_run_parser
+from .search import add_search_parser
 
 #: 128 + SIGINT, as a shell reports an interrupted command.
 EXIT_INTERRUPTED = 130
@@ -84,8 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_chunk_parsers(commands, options)
     # Whole corpora, retrieval evaluation, embedding models, language-model techniques.
     add_run_parser(commands)
+    add_search_parser(commands)
     add_evaluate_parser(commands)
     add_models_parser(commands)
     add_llm_parsers(commands, options)
+    add_report_parser(commands, options)
     add_app_parser(commands)
     return parser

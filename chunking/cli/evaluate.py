@@ -9,6 +9,7 @@
     chunk-explorer evaluate --questions q.csv --corpus docs/ --retriever hybrid --return window:1
     chunk-explorer evaluate --questions q.csv --corpus docs/ --size 250 --techniques
     chunk-explorer evaluate --questions q.csv --corpus docs/ --model all-MiniLM-L6-v2,hash
+    chunk-explorer evaluate --questions q.csv --corpus docs/ --per-chunk traffic.csv
 
 The table goes to stdout; with ``--format table`` the best configuration for
 ``--metric`` and the tuning advice follow it. Progress goes to stderr when it is a
@@ -19,14 +20,27 @@ terminal. Wire it into a command line with :func:`add_evaluate_parser`, or run
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
+from ..config import Config
 from ..evaluation.advice import report
-from ..evaluation.core import METRIC_LABELS, METRICS, Settings, chunk_documents
+from ..evaluation.core import METRIC_LABELS, METRICS, Scope, Settings, chunk_documents
+from ..evaluation.datasets import Dataset, evaluate_given, load_dataset
+from ..evaluation.lens import Lens, lenses, misses_records, with_lens_columns
+from ..evaluation.lens import display_columns as lens_display
+from ..evaluation.passk import (
+    FOUND_AT,
+    check_found_at,
+    check_ks,
+    k_display,
+    table_ks,
+    with_k_columns,
+)
 from ..evaluation.questions import Question, read_corpus, read_questions, renumber
 from ..evaluation.sweep import (
     AXES,
@@ -40,24 +54,46 @@ from ..evaluation.sweep import (
     sweep,
     techniques_table,
 )
-from ..evaluation.techniques import CONTEXTS, EMBEDDINGS, RETRIEVERS, Technique
+from ..evaluation.techniques import AXES as TECHNIQUE_AXES
+from ..evaluation.techniques import Technique
 from ..llm.contextual import context_requests
 from ..llm.cost import estimate
-from .options import EXIT_USAGE, add_llm_arguments, client_from_args, confirm, parse_param
+from ..model import Chunk
+from ..units import DEFAULT_MODEL
+from .options import (
+    EXIT_USAGE,
+    add_llm_arguments,
+    client_from_args,
+    confirm,
+    output,
+    parse_param,
+    terminal_progress,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ..embedding.base import Embedder
+
 PROG = "chunk-explorer evaluate"
 NO_MODEL = "none"
-DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add the evaluate options to ``parser``."""
-    parser.add_argument("--questions", required=True, metavar="FILE", help="CSV or JSONL")
     parser.add_argument(
-        "--corpus", required=True, metavar="DIR", help="folder of <corpus_id>.md/.txt files"
+        "--dataset",
+        metavar="DIR",
+        help="a data set folder, either layout: chroma-eval (questions_df.csv + corpora/) "
+        "or anthropic-code-eval (evaluation_set.jsonl + codebase_chunks.json)",
+    )
+    parser.add_argument("--questions", metavar="FILE", help="CSV or JSONL (with --corpus)")
+    parser.add_argument("--corpus", metavar="DIR", help="folder of <corpus_id>.md/.txt files")
+    parser.add_argument(
+        "--given-chunks",
+        action="store_true",
+        help="evaluate the data set's own chunks as they are instead of cutting the "
+        "documents (anthropic-code-eval)",
     )
     parser.add_argument(
         "--corpus-id",
@@ -86,7 +122,23 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
         help='fixed parameter, VALUE as JSON or text (e.g. separators=\'["\\n\\n", " "]\')',
     )
     grid.add_argument("--sweep", metavar="GRID.json", help="read the grid from a JSON file")
-    parser.add_argument("--top-k", type=int, default=5, help="chunks retrieved per question")
+    parser.add_argument(
+        "--top-k",
+        type=int,
+        nargs="+",
+        default=[5],
+        metavar="K",
+        help="chunks retrieved per question; several values (--top-k 5 10 20) report every "
+        "metric and pass@k at each k",
+    )
+    parser.add_argument(
+        "--found-at",
+        type=float,
+        metavar="SHARE",
+        help="pass@k: a golden span is found when the top-k chunks cover this share of its "
+        f"non-whitespace characters (default {FOUND_AT}; with --given-chunks the default is "
+        "the exact rule: the chunk itself is retrieved)",
+    )
     parser.add_argument(
         "--model",
         action="append",
@@ -97,27 +149,18 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
         "compare models side by side",
     )
     technique = parser.add_argument_group("retrieval technique (see the README)")
-    technique.add_argument("--retriever", choices=RETRIEVERS, default="dense")
-    technique.add_argument(
-        "--embedding",
-        choices=EMBEDDINGS,
-        default="naive",
-        help="late: pool token vectors of the whole document over each chunk's span",
-    )
-    technique.add_argument(
-        "--context",
-        choices=CONTEXTS,
-        default="none",
-        help="text put before each chunk when it is embedded or indexed",
-    )
-    technique.add_argument(
-        "--return",
-        dest="returned",
-        default="chunk",
-        metavar="chunk|parent|window:N",
-        help="what a retrieved chunk returns: itself, its parent (parent-child "
-        "configurations) or itself with N neighbours on each side",
-    )
+    for axis in TECHNIQUE_AXES:
+        flag = "--return" if axis.name == "returned" else f"--{axis.name}"
+        choices = axis.choices or ()
+        open_ended = f"|{axis.pattern_help}" if axis.pattern else ""
+        technique.add_argument(
+            flag,
+            dest=axis.name,
+            default=axis.default,
+            choices=None if axis.pattern else choices,
+            metavar="|".join(choices) + open_ended if axis.pattern else None,
+            help=f"{axis.help} (default {axis.default})",
+        )
     technique.add_argument(
         "--techniques",
         action="store_true",
@@ -128,8 +171,8 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     parser.add_argument(
         "--scope",
         choices=("document", "all"),
-        default="document",
-        help="retrieve among the question's document's chunks, or all documents' chunks",
+        help="retrieve among the question's document's chunks, or all documents' chunks "
+        "(default: document; all for anthropic-code-eval, asked against the whole code base)",
     )
     parser.add_argument(
         "--chroma-compat",
@@ -140,6 +183,15 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
         "--metric", choices=METRICS, default="recall", help="metric that picks the best row"
     )
     parser.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    parser.add_argument(
+        "--html", metavar="REPORT.html", help="also write the tables and charts to one HTML file"
+    )
+    parser.add_argument(
+        "--per-chunk",
+        metavar="FILE.csv",
+        help="also write one row per chunk and configuration: how many questions retrieved "
+        "it, how many have gold text in it, how many did both (the retrieval lens)",
+    )
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     parser.set_defaults(handler=run_evaluate)
     return parser
@@ -193,22 +245,11 @@ def build_grid(args: argparse.Namespace) -> Grid:
     return Grid.from_dict({**flags, **fixed})
 
 
-def _progress(enabled: bool, out: TextIO):  # -> Progress | None
-    if not enabled:
-        return None
-
-    def show(fraction: float, message: str) -> None:
-        out.write(f"\r[{fraction:4.0%}] {message[:100]:<100}")
-        out.flush()
-
-    return show
-
-
 def model_names(values: Sequence[str] | None) -> list[str]:
     """``--model`` values as a list of names: repeated flags and comma lists, in order,
     without duplicates; the bundled model when none is given."""
     names = [n.strip() for v in values or [] for n in v.split(",") if n.strip()]
-    return list(dict.fromkeys(names)) or [DEFAULT_MODEL_NAME]
+    return list(dict.fromkeys(names)) or [DEFAULT_MODEL]
 
 
 def _questions(args: argparse.Namespace, documents: dict[str, str]) -> list[Question]:
@@ -224,32 +265,89 @@ def _questions(args: argparse.Namespace, documents: dict[str, str]) -> list[Ques
     return chosen
 
 
-def _technique(args: argparse.Namespace, grid: Grid) -> Technique:
-    """The technique of the flags, checked against every configuration of the grid."""
+def _technique(args: argparse.Namespace, grid: Grid | None) -> Technique:
+    """The technique of the flags, checked against every configuration of the grid
+    (``None``: the given chunks, checked when they are evaluated)."""
     technique = Technique.parse(args.retriever, args.embedding, args.context, args.returned)
-    if not args.techniques:
+    if not args.techniques and grid is not None:
         for config in grid.configs()[0]:
             technique.check(config)
     return technique
 
 
+class Source(NamedTuple):
+    """What is evaluated: documents and questions, the data set they come from (with
+    ``--dataset``) and its own chunks (with ``--given-chunks``)."""
+
+    documents: dict[str, str]
+    questions: list[Question]
+    dataset: Dataset | None
+    given: Mapping[str, tuple[Chunk, ...]] | None
+
+    @property
+    def scope(self) -> Scope:
+        return self.dataset.scope if self.dataset is not None else "document"
+
+
+def load_source(args: argparse.Namespace) -> Source:
+    """``--dataset DIR`` (either layout) or ``--questions`` with ``--corpus``."""
+    if args.dataset is not None:
+        if args.questions or args.corpus:
+            raise ValueError("give --dataset DIR, or --questions FILE with --corpus DIR; not both")
+        dataset = load_dataset(args.dataset)
+        if args.corpus_id:
+            dataset = dataset.about(args.corpus_id)
+        given = dataset.given_chunks() if args.given_chunks else None
+        return Source(dict(dataset.documents), list(dataset.questions), dataset, given)
+    if not (args.questions and args.corpus):
+        raise ValueError("give --dataset DIR, or --questions FILE with --corpus DIR")
+    if args.given_chunks:
+        raise ValueError("--given-chunks evaluates a data set's own chunks: give --dataset DIR")
+    documents = read_corpus(args.corpus)
+    return Source(documents, _questions(args, documents), None, None)
+
+
+def _found_at(args: argparse.Namespace, source: Source) -> float | None:
+    """The pass@k rule: the share given, else the exact rule on given chunks and
+    :data:`FOUND_AT` on the project's chunks."""
+    if args.found_at is not None:
+        return check_found_at(args.found_at)
+    return None if source.given is not None else FOUND_AT
+
+
+def _grid(args: argparse.Namespace, source: Source) -> Grid | None:
+    """The grid of the flags, or None with ``--given-chunks`` (which takes no grid)."""
+    if source.given is None:
+        return build_grid(args)
+    flags = [f"--{a}" for a in (*AXES, "sweep") if getattr(args, a) is not None]
+    flags += ["--param"] if args.param else []
+    if flags:
+        raise ValueError(f"--given-chunks evaluates the set's own chunks; drop {flags[0]}")
+    return None
+
+
 def _llm(
     args: argparse.Namespace,
     technique: Technique,
-    grid: Grid,
+    grid: Grid | None,
     documents: dict[str, str],
     questions: Sequence[Question],
+    given: Mapping[str, tuple[Chunk, ...]] | None = None,
 ) -> Any:
     """The language model of ``--context llm``, once the user accepted its cost."""
     if technique.context != "llm":
         return None
     llm = client_from_args(args)
     ids = list(dict.fromkeys(q.corpus_id for q in questions))
-    configs, _ = grid.configs()
+    cuts = (
+        [chunk_documents(documents, config, ids) for config in grid.configs()[0]]
+        if grid is not None
+        else [given or {}]
+    )
     requests = [
         request
-        for config in configs
-        for i, chunks in chunk_documents(documents, config, ids).items()
+        for cut in cuts
+        for i, chunks in cut.items()
         for request in context_requests(documents[i], chunks, i)
     ]
     confirm(estimate(llm, requests), llm, bool(getattr(args, "yes", False)))
@@ -267,44 +365,86 @@ def _embedder(name: str):  # -> Embedder | None
 def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """The ``evaluate`` handler: load, sweep (per model) or compare techniques, print."""
     out = out or sys.stdout
-    if args.top_k < 1:
-        raise ValueError(f"--top-k must be at least 1; got {args.top_k}")
-    grid = build_grid(args)
+    ks = check_ks(args.top_k)
+    source = load_source(args)
+    documents, questions = source.documents, source.questions
+    found_at = _found_at(args, source)
+    grid = _grid(args, source)
     technique = _technique(args, grid)
     models = model_names(args.model)
-    documents = read_corpus(args.corpus)
-    questions = _questions(args, documents)
     make = Settings.chroma if args.chroma_compat else Settings
-    settings = make(top_k=args.top_k, scope=args.scope)
+    settings = make(top_k=max(ks), scope=args.scope or source.scope)
     show = not args.quiet and sys.stderr.isatty()
     if args.techniques:
-        _run_techniques(args, grid, models, documents, questions, settings, out)
+        _run_techniques(args, grid, models, source, settings, out, (ks, found_at))
         return 0
-    llm = _llm(args, technique, grid, documents, questions)
+    llm = _llm(args, technique, grid, documents, questions, source.given)
     results = []
+    embedders: dict[str, Embedder] = {}
     for name in models:
         embedder = _embedder(name)
-        progress = _progress(show, sys.stderr)
-        results.append(
-            sweep(documents, questions, grid, embedder, settings, progress, technique, llm)
-        )
+        if embedder is not None:
+            embedders[embedder.name] = embedder
+        progress = terminal_progress("evaluate", sys.stderr, enabled=show)
+        if grid is None:
+            assert source.dataset is not None
+            results.append(
+                evaluate_given(source.dataset, embedder, settings, progress, technique, llm)
+            )
+        else:
+            results.append(
+                sweep(documents, questions, grid, embedder, settings, progress, technique, llm)
+            )
     if show:
         sys.stderr.write("\n")
-    write_result(merge_results(results), args.format, args.metric, out)
+    result = merge_results(results)
+    table = with_k_columns(result.table, result.evaluations, documents, ks, found_at)
+    seen = lenses(result.evaluations, embedders)
+    table = with_lens_columns(table, seen)
+    write_per_chunk(args.per_chunk, seen)
+    write_result(
+        dataclasses.replace(result, table=table), args.format, args.metric, out, lenses=seen
+    )
+    if args.html:
+        _write_html(args.html, table, source, settings, found_at)
     return 0
+
+
+def _write_html(
+    path: str, table: pd.DataFrame, source: Source, settings: Settings, found_at: float | None
+) -> None:
+    """The results as a standalone HTML report (tables and charts)."""
+    from ..output.html_report import evaluation_report
+
+    rule = (
+        "a golden chunk counts as found when it is retrieved (the guide's exact rule)"
+        if found_at is None
+        else f"a gold span counts as found when the top-k chunks cover {found_at:.0%} of its "
+        "non-whitespace characters"
+    )
+    where = (
+        f"the {source.dataset.layout} set ({source.dataset.attribution})"
+        if source.dataset is not None
+        else "the question file"
+    )
+    searched = "all documents" if settings.scope == "all" else "each question's own document"
+    caption = f"{len(source.questions):,} questions of {where}; retrieval among {searched}."
+    notes = [f"Pass@k in percent: {rule}. The other metrics in percent too."]
+    with output(path) as handle:
+        handle.write(evaluation_report(table, caption=caption, notes=notes))
 
 
 def _run_techniques(
     args: argparse.Namespace,
-    grid: Grid,
+    grid: Grid | None,
     models: list[str],
-    documents: dict[str, str],
-    questions: list[Question],
+    source: Source,
     settings: Settings,
     out: TextIO,
+    passk: tuple[list[int], float | None],
 ) -> None:
-    """Print the techniques table of the grid's one configuration."""
-    configs, _ = grid.configs()
+    """Print the techniques table of the grid's one configuration (or the given chunks)."""
+    configs: list[Config | None] = list(grid.configs()[0]) if grid is not None else [None]
     if len(configs) != 1:
         raise ValueError(
             f"--techniques compares techniques on one configuration; the flags give "
@@ -313,17 +453,27 @@ def _run_techniques(
     if len(models) != 1:
         raise ValueError("--techniques takes one --model")
     show = not args.quiet and sys.stderr.isatty()
+    embedder = _embedder(models[0])
     runs = compare_techniques(
-        documents,
-        questions,
+        source.documents,
+        source.questions,
         configs[0],
-        _embedder(models[0]),
+        embedder,
         settings,
-        _progress(show, sys.stderr),
+        terminal_progress("evaluate", sys.stderr, enabled=show),
+        chunks=source.given,
     )
     if show:
         sys.stderr.write("\n")
-    write_techniques(techniques_table(runs), args.format, out)
+    ks, found_at = passk
+    evaluations = [r.evaluation for r in runs]
+    table = with_k_columns(techniques_table(runs), evaluations, source.documents, ks, found_at)
+    if args.per_chunk:
+        known = {embedder.name: embedder} if embedder is not None else {}
+        write_per_chunk(args.per_chunk, lenses(evaluations, known))
+    write_techniques(table, args.format, out)
+    if args.html:
+        _write_html(args.html, table, source, settings, found_at)
 
 
 # -------------------------------------------------------------------------- output
@@ -342,17 +492,41 @@ def display_table(table: pd.DataFrame) -> pd.DataFrame:
             for m, s in zip(table[f"{metric}_mean"], table[f"{metric}_std"], strict=True)
         ]
     shown["split %"] = [f"{100 * v:.1f}" for v in table["split_share"]]
+    for label, values in k_display(table, every_metric=len(table_ks(table)) > 1).items():
+        shown[label] = values
+    for label, values in lens_display(table).items():
+        shown[label] = values
     return shown
 
 
 def _advice_lines(table: pd.DataFrame, metric: str) -> list[str]:
+    if table["config"].isna().all():  # given chunks: no configuration to tune
+        return []
     if table[f"{metric}_mean"].isna().all():
         metric = "precision_omega"
     return report(table, metric).lines()
 
 
-def write_result(result: SweepResult, fmt: str, metric: str, out: TextIO) -> None:
-    """Print the results table (and, for ``table``/``json``, the best row and advice)."""
+def write_per_chunk(path: str | None, seen: Sequence[Lens]) -> None:
+    """Write the per-chunk traffic of every lens to ``path`` as CSV (nothing if None)."""
+    if path is None:
+        return
+    import pandas as pd
+
+    frame = pd.concat([one.per_chunk() for one in seen], ignore_index=True)
+    with output(path) as handle:
+        frame.to_csv(handle, index=False)
+
+
+def write_result(
+    result: SweepResult,
+    fmt: str,
+    metric: str,
+    out: TextIO,
+    lenses: Sequence[Lens] | None = None,
+) -> None:
+    """Print the results table (and, for ``table``/``json``, the best row and advice);
+    the JSON gains every missed gold span of ``lenses`` under ``misses``."""
     table = result.table
     if fmt == "csv":
         table.to_csv(out, index=False)
@@ -365,6 +539,8 @@ def write_result(result: SweepResult, fmt: str, metric: str, out: TextIO) -> Non
             "texts_requested": result.texts_requested,
             "texts_embedded": result.texts_embedded,
         }
+        if lenses is not None:
+            payload["misses"] = misses_records(result.evaluations, lenses)
         out.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
         return
     out.write(display_table(table).to_string(index=False) + "\n\n")
@@ -392,6 +568,8 @@ def display_techniques(table: pd.DataFrame) -> pd.DataFrame:
         shown[label] = [_point(v) for v in table[metric]]
         shown[f"Δ {label}"] = [_point(v, signed=True) for v in table[f"{metric}_delta"]]
     shown["seconds"] = [f"{v:.1f}" for v in table["seconds"]]
+    for label, values in k_display(table, every_metric=len(table_ks(table)) > 1).items():
+        shown[label] = values
     return shown
 
 

@@ -25,12 +25,19 @@ from ..core import run as cut
 from ..evaluation.questions import CORPUS_SUFFIXES
 from ..llm.answers import annotate
 from ..llm.client import LLM
-from ..llm.cost import Progress, estimate, run_requests
+from ..llm.cost import estimate, run_requests
 from ..llm.enrich import annotate_answers, enrichment_requests, yake_keywords
 from ..llm.questions import collect_questions, passages, question_requests, to_csv
 from ..model import Chunk
 from ..output.export import TEXT_WRITERS, iter_records
-from .options import add_llm_arguments, client_from_args, confirm, output, prepare
+from .options import (
+    add_llm_arguments,
+    client_from_args,
+    confirm,
+    output,
+    prepare,
+    terminal_progress,
+)
 
 
 def add_llm_parsers(commands: Any, options: argparse.ArgumentParser) -> None:
@@ -76,17 +83,6 @@ def add_questions_parser(commands: Any) -> argparse.ArgumentParser:
     return parser
 
 
-def _terminal_progress(what: str) -> Progress | None:
-    if not sys.stderr.isatty():
-        return None
-
-    def show(done: int, total: int) -> None:
-        end = "\n" if done == total else ""
-        print(f"\r{what}: {done}/{total}", end=end, file=sys.stderr, flush=True)
-
-    return show
-
-
 # ------------------------------------------------------------------------- questions
 
 
@@ -113,7 +109,7 @@ def _cmd_questions(args: argparse.Namespace) -> int:
     picked = passages(documents, args.n)
     requests = question_requests(documents, picked)
     confirm(estimate(llm, requests), llm, args.yes)
-    run = run_requests(llm, requests, _terminal_progress("questions"))
+    run = run_requests(llm, requests, terminal_progress("questions"))
     found = collect_questions(documents, picked, run.answers, run)
     print(f"questions: {found.describe()}", file=sys.stderr)
     print(f"time: {run.describe()}", file=sys.stderr)
@@ -154,7 +150,7 @@ def enrich_chunks(
     if wanted:
         confirm(estimate(llm, [r for rs in wanted.values() for r in rs]), llm, args.yes)
     for key, requests in wanted.items():
-        run = run_requests(llm, requests, _terminal_progress(key))
+        run = run_requests(llm, requests, terminal_progress(key))
         print(f"{key}: {run.describe()}", file=sys.stderr)
         enriched = annotate_answers(enriched, key, run.check())
     if args.keywords == "yake":

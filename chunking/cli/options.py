@@ -21,6 +21,7 @@ from ..config import Config, get_strategy, strategies
 from ..documents.io import MAX_BYTES_DEFAULT, Document, read_path
 from ..llm.client import LLM, LOCAL_MODEL, make_llm
 from ..llm.cost import Estimate
+from ..model import STEPS, Progress
 from ..params import Strategy
 
 PROG = "chunk-explorer"
@@ -120,23 +121,20 @@ def overrides(args: argparse.Namespace) -> dict[str, tuple[str, Any]]:
 def load_config(path: str) -> Config:
     """Read a configuration exported as JSON (``Config.to_json``)."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+        with open(path, "rb") as handle:
+            text = handle.read()
     except FileNotFoundError:
         raise ValueError(f"config file {path} was not found; check the path") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(
-            f"config file {path} is not valid JSON (line {exc.lineno}, column {exc.colno}: "
-            f"{exc.msg})"
-        ) from None
-    except UnicodeDecodeError:
-        raise ValueError(f"config file {path} is not UTF-8 text; re-export it") from None
     except OSError as exc:
         raise ValueError(f"config file {path} cannot be read: {exc.strerror or exc}") from None
     try:
-        return Config.from_dict(data)
+        return Config.from_json(text)
     except ValueError as exc:
-        raise ValueError(f"config file {path}: {exc}") from None
+        raise ValueError(
+            f"config file {path} is {exc}"
+            if str(exc).startswith("not ")
+            else f"config file {path}: {exc}"
+        ) from None
 
 
 def build_config(
@@ -278,6 +276,26 @@ def confirm(
 
 
 # -------------------------------------------------------------------------- output
+
+
+def terminal_progress(
+    label: str, out: TextIO | None = None, *, enabled: bool | None = None
+) -> Progress | None:
+    """A progress callback drawing one line on ``out`` (stderr), or None when that is not
+    a terminal (unless ``enabled`` says otherwise)."""
+    stream = out or sys.stderr
+    if not (stream.isatty() if enabled is None else enabled):
+        return None
+
+    def show(done: int, total: int, what: str) -> None:
+        share = done / total if total else 1.0
+        counts = "" if total == STEPS else f" {done:,}/{total:,}"
+        line = f"{label}: {what}{counts}"
+        end = "\n" if done >= total else ""
+        stream.write(f"\r[{share:4.0%}] {line[:100]:<100}{end}")
+        stream.flush()
+
+    return show
 
 
 @contextmanager

@@ -7,6 +7,7 @@
     chunk-explorer run docs/ --config c.json --out chunks/ --embed --model minilm-static
     RAY_ADDRESS=ray://head:10001 chunk-explorer run /shared/docs --config c.json \\
         --out /shared/chunks --engine ray --embed
+    chunk-explorer run docs/ --config c.json --out chunks/ --embed --sink lancedb:vectors/
 
 The configuration comes from ``--config`` and/or the same strategy flags as ``split``
 (:func:`chunking.cli.options.chosen_config`). Here ``--model`` names the embedding model of
@@ -22,10 +23,10 @@ from typing import Any
 
 from ..documents.corpus import CorpusLimits, list_sources
 from ..pipeline import ENGINES, PART_ROWS, Job, RunSettings, run_corpus
+from ..sinks import KINDS
+from ..units import DEFAULT_MODEL
 from .options import PROG, build_config, chosen_config, max_bytes, overrides, strategy_options
 
-#: The model of ``--embed`` without ``--model``: the bundled one.
-DEFAULT_EMBEDDING = "all-MiniLM-L6-v2"
 #: A command-line corpus streams: only the per-document size limit applies (--max-mb).
 UNLIMITED = 2**62
 
@@ -69,6 +70,19 @@ def add_run_parser(commands: Any) -> argparse.ArgumentParser:
         help="chunks per Parquet part file (default %(default)s)",
     )
     run.add_argument("--quiet", "-q", action="store_true", help="no progress bar on stderr")
+    run.add_argument(
+        "--sink",
+        action="append",
+        default=[],
+        metavar="KIND:PATH",
+        help=f"also write each chunk and its vector into a vector database ({', '.join(KINDS)}; "
+        "needs --embed); repeatable",
+    )
+    run.add_argument(
+        "--collection",
+        metavar="NAME",
+        help="the sinks' collection (default: the configuration's label)",
+    )
     run.set_defaults(handler=run_command)
     return run
 
@@ -89,7 +103,7 @@ def run_command(args: argparse.Namespace) -> int:
     sources = list_sources([args.file, *args.inputs], limits)
     embed_model = None
     if args.embed:
-        embed_model = model[1] if model is not None else DEFAULT_EMBEDDING
+        embed_model = model[1] if model is not None else DEFAULT_MODEL
     settings = RunSettings(
         out=args.out,
         engine=args.engine,
@@ -98,6 +112,8 @@ def run_command(args: argparse.Namespace) -> int:
         force=args.force,
         part_rows=args.part_rows,
         progress=not args.quiet and sys.stderr.isatty(),
+        sinks=tuple(args.sink),
+        collection=args.collection,
     )
     job = Job(config.to_dict(), limit, args.encoding)
     summary = run_corpus(sources, job, settings, limits)

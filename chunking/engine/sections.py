@@ -9,6 +9,12 @@ position inside it, packs the parts that fit with the packing engine
 (:func:`chunking.engine.packing.pack_runs`, verifying real sizes, with overlap by size),
 and splits the others with the following levels. :meth:`SpanSplitter.group` packs whole
 sections or definitions the same way, without overlap (``merge_small``).
+
+A *table* (:class:`Table`: a Markdown, HTML or CSV table with its rows and header) that
+fits stays whole, as an atomic span; one over the limit is cut only between rows, into
+groups of whole rows packed by the same engine, and every group after the first
+carries the header in ``metadata["context"]``: the limit holds for what a model reads,
+the header followed by the rows (:func:`chunking.model.in_context`).
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from ..model import Piece
+from ..model import Piece, in_context
 from ..units import Measures, as_sizer
 from .packing import RunSizes, pack_runs
 from .recursive import fit_span
@@ -63,7 +69,12 @@ LINE_BREAK = re.compile(r"\r\n|\r|\n")
 LINES = PatternCuts("line", LINE_BREAK)
 BLANK_LINES = PatternCuts("blank line", re.compile(r"(?:\r\n|\r|\n)[ \t\f\v]*(?:\r\n|\r|\n)\s*"))
 SENTENCES = PatternCuts(
-    "sentence", re.compile(r"[.!?]+[\"'\u201d\u2019)\]]*\s+|[\u3002\uff01\uff1f]+")
+    "sentence",
+    re.compile(
+        r"[.!?]+[\"'\u201d\u2019)\]]*\s+"
+        # 。．｡！？ and the closers after them: 」』）”’
+        r"|[\u3002\uff0e\uff61\uff01\uff1f]+[\u300d\u300f\uff09\u201d\u2019]*"
+    ),
 )
 WORDS = PatternCuts("word", re.compile(r"\s+"))
 
@@ -75,6 +86,33 @@ class Atomic:
     start: int
     end: int
     label: str
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table that may be cut between rows, each group of rows after the first carrying
+    its header.
+
+    The table spans ``start`` to ``end``, a caption before it included (``bare`` is
+    where it starts without one; ``None``: no caption). ``rows`` are the offsets where
+    its body rows start, in order: everything before the first is the header (caption,
+    ``<table>`` markup, header rows), which goes with the first group only. ``context``
+    is the header as the later groups carry it (``""``: the table has none). Every
+    offset is that of a non-whitespace character, and ``end`` ends one.
+    """
+
+    start: int
+    end: int
+    rows: tuple[int, ...]
+    context: str = ""
+    bare: int | None = None
+
+
+#: The ``boundary`` of a group of table rows that another group of the same table follows.
+TABLE_ROW = "table row"
+#: Flag of a group of table rows over the limit: one row is larger than the size with the
+#: header it carries (a row is never cut).
+TABLE_ROW_OVER = "over limit: a table row, with its header, is larger than the size"
 
 
 def line_starts(text: str) -> list[int]:
@@ -116,6 +154,7 @@ class SpanSplitter:
         atomic: Sequence[Atomic] = (),
         inner_from: int = 0,
         edge_name: str = "block edge",
+        tables: Sequence[Table] = (),
     ) -> None:
         self.text = text
         self.sizer = as_sizer(sizer)
@@ -126,9 +165,20 @@ class SpanSplitter:
         oversized: list[Atomic] = []
         for a in atomic:
             (fitting if self.fits_quickly(a.start, a.end) else oversized).append(a)
+        #: Tables over the limit, by span: cut between rows only (:meth:`_table_groups`).
+        self._tables: dict[tuple[int, int], Table] = {}
+        for t in tables:
+            if self.fits_quickly(t.start, t.end):  # whole, with its caption
+                fitting.append(Atomic(t.start, t.end, "table"))
+            elif t.bare is not None and self.fits_quickly(t.bare, t.end):  # whole, without
+                fitting.append(Atomic(t.bare, t.end, "table"))
+            else:
+                self._tables[t.start, t.end] = t
+        cut = [Atomic(a, b, "table") for a, b in self._tables]
         self._fitting = _SpanSet(union_spans(fitting))
         self._oversized = _SpanSet(union_spans(oversized))
-        bounds = sorted({p for a in atomic for p in (a.start, a.end)})
+        self._cut_tables = _SpanSet(union_spans(cut))
+        bounds = sorted({p for a in [*atomic, *fitting, *cut] for p in (a.start, a.end)})
         self.levels: tuple[CutLevel, ...] = (*levels, FixedCuts(edge_name, tuple(bounds)))
         self.inner_from = inner_from
 
@@ -159,7 +209,9 @@ class SpanSplitter:
         return [
             p
             for p in self.levels[level].positions(self.text, lo, hi)
-            if self._fitting.holding(p) is None and (inner_ok or self._oversized.holding(p) is None)
+            if self._fitting.holding(p) is None
+            and self._cut_tables.holding(p) is None
+            and (inner_ok or self._oversized.holding(p) is None)
         ]
 
     # -- splitting --------------------------------------------------------------------
@@ -185,6 +237,10 @@ class SpanSplitter:
             yield Piece(start, end, meta, size)
 
     def _split(self, lo: int, hi: int, first: int) -> Iterator[tuple[int, int, int | None, dict]]:
+        table = self._tables.get((lo, hi))
+        if table is not None:
+            yield from self._table_groups(table)
+            return
         for level in range(first, len(self.levels)):
             cuts = self._cuts(lo, hi, level)
             if cuts:
@@ -208,6 +264,52 @@ class SpanSplitter:
             good = []
             yield from self._split(a, b, level + 1)
         yield from self._pack(good, name)
+
+    def _table_groups(self, table: Table) -> Iterator[tuple[int, int, int, dict]]:
+        """Groups of whole rows of ``table``, each within the limit with the header that
+        the groups after the first carry (``context``), packed by the packing engine; a
+        row over the limit with its header is a group of its own, flagged."""
+        text, context, limit = self.text, table.context, self.size
+        ends = [*table.rows[1:], table.end]
+        spans = [
+            strip_span(text, a, b)
+            for a, b in zip((table.start, *table.rows[1:]), ends, strict=True)
+        ]
+        first = spans[0][0]
+        sizer = self.sizer
+
+        def measure(start: int, end: int) -> int:
+            if start == first or not context:
+                return self.measure(start, end)
+            return sizer.size(in_context(context, text[start:end]))
+
+        starts, stops = [a for a, _ in spans], [b for _, b in spans]
+        sizes = sizer.span_sizes(text, first, table.end)(starts, stops)
+        joins = [sizer.join(text, a[1], b[0]) for a, b in pairwise(spans)]
+        runs = RunSizes.from_sizes(spans, sizes, joins, measure, sizer.join_error)
+        header = sizer.size(in_context(context, "")) if context else 0
+
+        def over(k: int, n: int) -> bool:
+            """Whether row ``k`` (the first: with the header in its text) is over the limit
+            with the header it carries; exact from sizes when the unit's joins are."""
+            if k == 0 or sizer.exact_joins:
+                return (header if k else 0) + n > limit
+            return runs.measure(k, k) > limit
+
+        alone = [k for k, n in enumerate(sizes) if over(k, n)]
+        groups = list(pack_runs(runs, limit, alone=alone))
+        for number, (i, j, size) in enumerate(groups, 1):
+            meta: dict[str, Any] = {
+                "boundary": TABLE_ROW if number < len(groups) else "table end",
+                "table_group": number,
+                "table_groups": len(groups),
+                "table_rows": [i + 1, j + 1],
+            }
+            if i > 0 and context:
+                meta["context"] = context
+            if size > limit:
+                meta["flags"] = [TABLE_ROW_OVER]
+            yield spans[i][0], spans[j][1], size, meta
 
     def group(
         self,

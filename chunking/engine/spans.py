@@ -4,6 +4,10 @@ Sentences come from Bling Fire (Microsoft's maintained segmenter), run paragraph
 paragraph. Its sentence *ends* are used to cut the source, so every character between
 two ends belongs to exactly one sentence: nothing the segmenter skips or normalises can
 be lost. Each span is then trimmed of surrounding whitespace.
+
+Chinese and Japanese sentences end at ``。！？`` (the segmenter's own ends) and at the
+full stops it misses (``．`` outside a number, the half-width ``｡``); closing quotes
+and brackets after the end, and a repeated end (``！？``), stay with the sentence.
 """
 
 from __future__ import annotations
@@ -14,6 +18,12 @@ _PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")
 #: A heading number or list marker on its own: "1.", "2.1.", "IV.", "a)", "(b)".
 _MARKER = re.compile(r"\(?(?:\d{1,3}(?:\.\d{1,3})*|[IVXLCDM]{1,7}|[ivxlcdm]{1,7}|[A-Za-z])[.)]")
 _BLANK_LINE = re.compile(r"\n[^\S\n]*\n")
+#: Closing quotes and brackets that follow a sentence end: 」』）】〕〉》”’.
+_CLOSERS = "\u300d\u300f\uff09\u3011\u3015\u3009\u300b\u201d\u2019"
+#: A full-width sentence end (。．｡！？) and the closers after it.
+_FULL_WIDTH_END = re.compile(f"[\u3002\uff0e\uff61\uff01\uff1f]+[{_CLOSERS}]*")
+#: What belongs to the end of the sentence before, when a sentence starts with it.
+_LEADING_END = re.compile(f"[\u3002\uff0e\uff61\uff01\uff1f{_CLOSERS}]+")
 
 
 def strip_span(text: str, start: int, end: int) -> tuple[int, int]:
@@ -60,6 +70,26 @@ def _segmenter_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _full_width_ends(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The segmenter's sentences with full-width ends fixed (see the module docstring):
+    closers and repeated ends at a sentence's start go back to the sentence before (not
+    across a blank line), and a sentence is cut after each full-width end inside it."""
+    out: list[tuple[int, int]] = []
+    for a, b in spans:
+        lead = _LEADING_END.match(text, a, b)
+        if lead and out and not _BLANK_LINE.search(text, out[-1][1], a):
+            out[-1] = (out[-1][0], lead.end())
+            a, b = strip_span(text, lead.end(), b)
+        for end in _FULL_WIDTH_END.finditer(text, a, b):
+            cut = end.end()
+            if cut < b and not (text[cut - 1] == "\uff0e" and text[cut].isdigit()):
+                out.append(strip_span(text, a, cut))
+                a, b = strip_span(text, cut, b)
+        if b > a:
+            out.append((a, b))
+    return out
+
+
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """Spans of sentences, trimmed; blank lines always end a sentence, and a heading
     number or list marker stays with the text it numbers.
@@ -71,7 +101,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     across a blank line.
     """
     out: list[tuple[int, int]] = []
-    for a, b in _segmenter_spans(text):
+    for a, b in _full_width_ends(text, _segmenter_spans(text)):
         if out and not _BLANK_LINE.search(text, out[-1][1], a):
             pa, pb = out[-1]
             line = max(pa, text.rfind("\n", pa, pb) + 1)

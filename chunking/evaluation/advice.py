@@ -29,7 +29,6 @@ reads the chunks, at the cost of retrieval on their ends).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -37,7 +36,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import Config
 from .core import METRIC_LABELS, METRICS
-from .sweep import config_label
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -71,7 +69,7 @@ class Advice:
 
     def lines(self) -> list[str]:
         """The advice as sentences, one per line."""
-        label = config_label(self.config)
+        label = self.config.label()
         if not self.firings and not self.notes:
             return [
                 f"{label}: precision ≥ {PRECISION_FLOOR} and recall ≥ {RECALL_FLOOR}; "
@@ -80,7 +78,7 @@ class Advice:
         out = [f"{label}:"]
         out += [f"- {f.reason}" for f in self.firings]
         if self.suggestion is not None:
-            out.append(f"- Suggested next: {config_label(self.suggestion)}.")
+            out.append(f"- Suggested next: {self.suggestion.label()}.")
         out += [f"- {n}" for n in self.notes]
         return out
 
@@ -104,7 +102,7 @@ def _ratio_text(value: float) -> str:
 
 def advise(row: Mapping[str, Any]) -> Advice:
     """Apply the rules to one results row (an :attr:`Evaluation.summary` or table row)."""
-    config = Config.from_dict(json.loads(row["config"]))
+    config = Config.from_json(row["config"])
     precision, recall = float(row["precision_mean"]), float(row["recall_mean"])
     if math.isnan(precision) or math.isnan(recall):
         note = "The rules need recall and precision: evaluate with an embedding model."
@@ -238,7 +236,7 @@ class Report:
     suggestion_row: Mapping[str, Any] | None
 
     def lines(self) -> list[str]:
-        label = config_label(Config.from_dict(json.loads(self.best["config"])))
+        label = Config.from_json(self.best["config"]).label()
         technique, model = self.best.get("technique"), self.best.get("model")
         extra = [str(technique)] if technique and technique != "dense" else []
         extra += [str(model)] if isinstance(model, str) and model else []

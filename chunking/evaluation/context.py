@@ -8,9 +8,12 @@ none). Two are built in:
   ``"guide.md > Install > From source"``. The Markdown and HTML strategies record the
   path as ``header_path``; for every other strategy it is computed from the Markdown
   headings that precede the chunk's start (a document without headings gets its title
-  alone). No model is needed.
+  alone). No model is needed. A group of table rows that carries its table's header
+  (``metadata["context"]`` from the markdown, html or table strategy) keeps it, on the
+  line after the path: ``"sales.csv\nid,region,amount"``.
 - ``llm``: one situating sentence per chunk written by a language model
-  (``chunking.llm.contextual.llm_contexts``, imported only when chosen).
+  (``chunking.llm.contextual.llm_contexts``, imported only when chosen), followed by
+  the table header the same way.
 
 :func:`with_context` stores the context in each chunk's metadata (key ``context``), so
 that the app can show it; :func:`embedded_text` is what the model or BM25 then sees.
@@ -53,10 +56,30 @@ def heading_paths(document: str, chunks: Sequence[Chunk]) -> list[tuple[str, ...
 
 
 def header_contexts(document: str, chunks: Sequence[Chunk], title: str) -> list[str]:
-    """``title > heading > subheading`` for each chunk (empty parts left out)."""
-    return [
+    """``title > heading > subheading`` for each chunk (empty parts left out), then the
+    table header of a group of table rows (:func:`with_table_headers`)."""
+    paths = [
         PATH_SEPARATOR.join(p for p in (title, *path) if p.strip())
         for path in heading_paths(document, chunks)
+    ]
+    return with_table_headers(chunks, paths)
+
+
+def table_header(chunk: Chunk) -> str:
+    """The header a group of table rows carries from its strategy (its ``context``);
+    "" for any other chunk."""
+    if "table_group" not in chunk.metadata:
+        return ""
+    return str(chunk.metadata.get(CONTEXT_KEY) or "")
+
+
+def with_table_headers(chunks: Sequence[Chunk], contexts: Sequence[str]) -> list[str]:
+    """Each context followed by the chunk's table header on the next line, if it has
+    one: a context technique replaces ``metadata["context"]``, and a group of rows must
+    not lose the names of its columns."""
+    return [
+        "\n".join(part for part in (context, table_header(c)) if part)
+        for c, context in zip(chunks, contexts, strict=True)
     ]
 
 
@@ -70,7 +93,7 @@ def llm_provider(llm: Any) -> ContextProvider:
         ) from None
 
     def provide(document: str, chunks: Sequence[Chunk], title: str) -> list[str]:
-        return list(llm_contexts(document, chunks, llm, title=title))
+        return with_table_headers(chunks, llm_contexts(document, chunks, llm, title=title))
 
     return provide
 

@@ -35,12 +35,19 @@ import numpy as np
 
 from ..config import Config
 from ..core import run
-from ..model import Chunk
+from ..model import Chunk, Progress, report_fraction
 from ..units import get_sizer
 from .context import context_provider, embedded_text, with_context
 from .questions import Question
 from .retrievers import BM25Index, reciprocal_rank_fusion
-from .spans import SpanArray, as_spans, precision_omega, retrieval_scores, split_references
+from .spans import (
+    Scores,
+    SpanArray,
+    as_spans,
+    precision_omega,
+    retrieval_scores,
+    split_references,
+)
 from .techniques import DENSE, Technique, window_size
 
 if TYPE_CHECKING:
@@ -48,8 +55,6 @@ if TYPE_CHECKING:
 
     from ..embedding.models import Embedder
 
-#: ``progress(fraction, message)``: fraction in [0, 1] of the work done so far.
-Progress = Callable[[float, str], None]
 METRICS = ("recall", "precision", "iou", "precision_omega")
 METRIC_LABELS = {
     "recall": "Recall",
@@ -96,10 +101,6 @@ class Settings:
         return cls(top_k=top_k, scope=scope, touching=True, locate_by_text=True)
 
 
-def _silent(fraction: float, message: str) -> None:
-    """The default progress callback: report nothing."""
-
-
 # ---------------------------------------------------------------------- chunk spans
 
 
@@ -143,13 +144,18 @@ class Retrieved:
     chunk_indices: np.ndarray
     scores: np.ndarray
     spans: np.ndarray
+    #: For each chunk of the question's own document, its rank (1 = best) as a returned
+    #: unit in the whole ranking of what was searched, beyond ``top_k``; 0 for a chunk
+    #: that is no searched chunk's unit (a leaf under ``parent``). Read by the lens.
+    own_ranks: np.ndarray | None = None
 
 
 @dataclass(frozen=True, eq=False)
 class Evaluation:
     """Everything one configuration produced on one question set."""
 
-    config: Config
+    #: None when the chunks were given as they are (a data set's own), not cut.
+    config: Config | None
     questions: tuple[Question, ...]
     chunks: Mapping[str, tuple[Chunk, ...]]
     chunk_spans: Mapping[str, SpanArray]
@@ -230,7 +236,7 @@ class Evaluation:
         )
         row["model_limit"] = self.model_limit
         row["questions"] = len(self.questions)
-        row["config"] = self.config.to_json()
+        row["config"] = self.config.to_json() if self.config is not None else None
         return row
 
     def per_question(self) -> pd.DataFrame:
@@ -267,9 +273,27 @@ class Evaluation:
                 out.append((int(span[0]), int(span[1]), rank, float(score)))
         return out
 
+    @property
+    def label(self) -> str:
+        """The configuration's one-line label, or :data:`GIVEN` for given chunks."""
+        return self.config.label() if self.config is not None else GIVEN
 
-def config_columns(config: Config) -> dict[str, Any]:
-    """strategy, size (the strategy's size limit), overlap, unit, threshold of a config."""
+
+#: The ``strategy`` of chunks evaluated as they were given (a data set's own chunks).
+GIVEN = "given chunks"
+
+
+def config_columns(config: Config | None) -> dict[str, Any]:
+    """strategy, size (the strategy's size limit), overlap, unit, threshold of a config
+    (strategy :data:`GIVEN` and the rest empty for given chunks)."""
+    if config is None:
+        return {
+            "strategy": GIVEN,
+            "size": None,
+            "overlap": None,
+            "unit": "chars",
+            "threshold": None,
+        }
     params = config.params
     limit = config.limit
     return {
@@ -291,9 +315,9 @@ def chunk_documents(
     return {i: tuple(run(documents[i], config)) for i in ids}
 
 
-def _token_sizes(chunks: Mapping[str, Sequence[Chunk]], config: Config) -> np.ndarray:
+def _token_sizes(chunks: Mapping[str, Sequence[Chunk]], config: Config | None) -> np.ndarray:
     tokens = get_sizer("tokens")
-    same = config.unit == "tokens"
+    same = config is not None and config.unit == "tokens"
     return np.array(
         [c.size if same else tokens.size(c.text) for cs in chunks.values() for c in cs],
         dtype=np.int64,
@@ -311,27 +335,51 @@ def _used_ids(questions: Sequence[Question], documents: Mapping[str, str]) -> li
 def evaluate(
     documents: Mapping[str, str],
     questions: Sequence[Question],
-    config: Config,
+    config: Config | None,
     embedder: Embedder | None = None,
     settings: Settings | None = None,
     progress: Progress | None = None,
     technique: Technique = DENSE,
     llm: Any = None,
+    chunks: Mapping[str, tuple[Chunk, ...]] | None = None,
 ) -> Evaluation:
     """Score ``config`` on ``questions``; see the module docstring for what is computed.
 
     ``technique`` says how chunks are retrieved and what is returned
     (:mod:`chunking.evaluation.techniques`); ``llm`` is the language model of the
     ``llm`` context. Retrieval needs ``embedder`` unless the retriever is ``bm25``.
+    ``chunks`` (with ``config=None``) are every document's chunks, evaluated as they
+    are instead of cut (a data set's own chunks, :mod:`chunking.evaluation.datasets`).
+    With ``scope="all"`` every document is cut and searched, not only those the
+    questions are about.
     """
     if not questions:
         raise ValueError("there are no questions to evaluate")
-    technique.check(config)
+    if (config is None) == (chunks is None):
+        raise ValueError("evaluate a configuration or given chunks: one of them")
+    if config is not None:
+        technique.check(config)
+    elif technique.returned == "parent":
+        raise ValueError(
+            "returning parents needs a parent-child configuration; given chunks have none"
+        )
     settings = settings or Settings()
-    report = progress or _silent
+
+    def report(fraction: float, what: str) -> None:
+        report_fraction(progress, fraction, what)
+
     ids = _used_ids(questions, documents)
-    report(0.0, f"Chunking {len(ids)} document(s)")
-    chunks = chunk_documents(documents, config, ids)
+    if settings.scope == "all":
+        ids = list(dict.fromkeys([*ids, *documents]))
+    if chunks is None:
+        assert config is not None
+        report(0.0, f"Chunking {len(ids)} document(s)")
+        chunks = chunk_documents(documents, config, ids)
+    else:
+        missing = [i for i in ids if i not in chunks]
+        if missing:
+            raise ValueError(f"no given chunks for document {missing[0]!r}")
+        chunks = {i: tuple(chunks[i]) for i in ids}
     exact = {i: chunk_spans(documents[i], chunks[i]) for i in ids}
     located = (
         {i: chunk_spans(documents[i], chunks[i], by_text=True) for i in ids}
@@ -347,17 +395,18 @@ def evaluate(
     alone: list[str] = []
     retrieves = embedder is not None or not technique.uses_vectors
     if retrieves:
-        provider = context_provider(technique.context, llm)
-        if provider is not None:
+        if technique.context != "none":
             report(0.02, f"Writing the {technique.context} context of every chunk")
-            chunks = {i: with_context(c, provider(documents[i], c, i)) for i, c in chunks.items()}
+        chunks = {
+            i: technique_chunks(documents[i], c, i, technique, llm) for i, c in chunks.items()
+        }
         before = embedder.encoded if embedder is not None else 0
         search = _Search(documents, chunks, located, technique, embedder, report)
         retrieved, requested = search.run(questions, settings)
         embedded = embedder.encoded - before if embedder is not None else 0
         _score_retrievals(questions, retrieved, scores)
         if technique.uses_vectors and technique.embedding == "naive":
-            alone = [embedded_text(c) for i in ids for c in search.searched_chunks(i)]
+            alone = [t for i in ids for t in searched_texts(chunks[i], technique)]
     limit = embedder.token_limit if embedder is not None and alone else None
     report(1.0, "Done")
     return Evaluation(
@@ -427,28 +476,24 @@ class _Search:
         located: Mapping[str, SpanArray],
         technique: Technique,
         embedder: Embedder | None,
-        report: Progress,
+        report: Callable[[float, str], None],
     ) -> None:
         self.documents, self.chunks, self.located = documents, chunks, located
         self.technique, self.embedder, self.report = technique, embedder, report
         ids = list(chunks)
         self.owners = np.array([i for i in ids for _ in chunks[i]], dtype=object)
         self.units = np.concatenate(
-            [_units(chunks[i], technique) for i in ids] or [np.zeros(0, dtype=np.int64)]
+            [chunk_units(chunks[i], technique) for i in ids] or [np.zeros(0, dtype=np.int64)]
         )
-        self.unit_spans = {i: _unit_spans(located[i], technique) for i in ids}
-        # for parent, only the leaves are searched: the small chunks that are embedded
-        self.searched = (
-            np.array([c.metadata.get("children", 0) == 0 for i in ids for c in chunks[i]])
-            if technique.returned == "parent"
-            else np.ones(len(self.owners), dtype=bool)
+        self.unit_spans = {i: unit_spans(located[i], technique) for i in ids}
+        # each document's first flat index, so that a unit has one key across documents
+        sizes = [len(chunks[i]) for i in ids]
+        self.offsets = dict(zip(ids, np.cumsum([0, *sizes[:-1]]).tolist(), strict=True))
+        self.unit_keys = self.units + np.repeat([self.offsets[i] for i in ids], sizes)
+        self.searched = np.concatenate(
+            [searched_mask(chunks[i], technique) for i in ids] or [np.zeros(0, dtype=bool)]
         )
         self._lexical: dict[str, tuple[BM25Index, np.ndarray]] = {}
-
-    def searched_chunks(self, corpus_id: str) -> list[Chunk]:
-        """The chunks of a document that retrieval searches (the leaves, for ``parent``)."""
-        mask = self.searched[self.owners == corpus_id]
-        return [c for c, kept in zip(self.chunks[corpus_id], mask, strict=True) if kept]
 
     def run(
         self, questions: Sequence[Question], settings: Settings
@@ -474,7 +519,8 @@ class _Search:
                 else None
             )
             lexical = self._bm25(key, pool, texts, candidates, q.text)
-            hits.append(self._hits(candidates, self._fuse(dense, lexical), settings.top_k))
+            scores = self._fuse(dense, lexical)
+            hits.append(self._hits(candidates, scores, settings.top_k, q.corpus_id))
         return tuple(hits), requested
 
     def _fuse(self, dense: np.ndarray | None, lexical: np.ndarray | None) -> np.ndarray:
@@ -493,7 +539,7 @@ class _Search:
         searched = np.flatnonzero(self.searched)
         total = len(searched)
 
-        def step(done: int, n: int) -> None:
+        def step(done: int, n: int, what: str) -> None:
             self.report(0.05 + 0.85 * done / max(n, 1), f"Embedding {total:,} chunk texts")
 
         vectors = np.zeros((len(texts), self.embedder.dimension), dtype=np.float32)
@@ -509,7 +555,7 @@ class _Search:
         count = len(self.chunks)
         for number, (i, cs) in enumerate(self.chunks.items()):
 
-            def step(done: int, total: int, number: int = number, i: str = i) -> None:
+            def step(done: int, total: int, what: str, number: int = number, i: str = i) -> None:
                 share = (number + done / max(total, 1)) / count
                 self.report(0.05 + 0.85 * share, f"Late embedding of {i}: {done}/{total} windows")
 
@@ -533,11 +579,13 @@ class _Search:
         assert np.array_equal(indexed, candidates)
         return index.scores(query)
 
-    def _hits(self, candidates: np.ndarray, scores: np.ndarray, top_k: int) -> Retrieved:
-        """The best ``top_k`` distinct units of the ranked candidates."""
+    def _hits(self, candidates: np.ndarray, scores: np.ndarray, top_k: int, own: str) -> Retrieved:
+        """The best ``top_k`` distinct units of the ranked candidates, and the rank of
+        every unit of the document ``own``."""
         owners, units, spans, kept = [], [], [], []
         seen: set[tuple[str, int]] = set()
-        for k in np.argsort(-scores, kind="stable"):
+        order = np.argsort(-scores, kind="stable")
+        for k in order:
             flat = candidates[k]
             cid, unit = str(self.owners[flat]), int(self.units[flat])
             if (cid, unit) in seen:
@@ -554,19 +602,115 @@ class _Search:
             chunk_indices=np.array(units, dtype=np.int64),
             scores=np.array(kept, dtype=np.float64),
             spans=as_spans(np.array(spans, dtype=np.int64).reshape(-1, 2)),
+            own_ranks=self._own_ranks(candidates[order], own),
         )
 
+    def _own_ranks(self, ranked: np.ndarray, own: str) -> np.ndarray:
+        """Rank of each unit of document ``own`` among the distinct units of ``ranked``
+        (flat chunk indices, best first); 0 for a chunk that is no ranked unit."""
+        keys, first = np.unique(self.unit_keys[ranked], return_index=True)
+        ranks = np.empty(len(keys), dtype=np.int64)
+        ranks[np.argsort(first, kind="stable")] = np.arange(1, len(keys) + 1)
+        start, count = self.offsets[own], len(self.chunks[own])
+        mine = (keys >= start) & (keys < start + count)
+        out = np.zeros(count, dtype=np.int64)
+        out[keys[mine] - start] = ranks[mine]
+        return out
 
-def _units(chunks: Sequence[Chunk], technique: Technique) -> np.ndarray:
+
+# ------------------------------------------------------- what a technique embeds and finds
+
+
+def technique_chunks(
+    document: str, chunks: Sequence[Chunk], corpus_id: str, technique: Technique, llm: Any = None
+) -> tuple[Chunk, ...]:
+    """The chunks as :func:`evaluate` searches them: with the technique's context (the
+    document's title is ``corpus_id``) in their metadata, offsets and text unchanged."""
+    provider = context_provider(technique.context, llm)
+    if provider is None:
+        return tuple(chunks)
+    return with_context(chunks, provider(document, chunks, corpus_id))
+
+
+def searched_texts(chunks: Sequence[Chunk], technique: Technique) -> list[str]:
+    """The texts the model embeds for one document's chunks (as returned by
+    :func:`technique_chunks`): each searched chunk's context and text, in order."""
+    mask = searched_mask(chunks, technique)
+    return [embedded_text(c) for c, kept in zip(chunks, mask, strict=True) if kept]
+
+
+def embedded_chunk_texts(
+    documents: Mapping[str, str],
+    config: Config,
+    technique: Technique = DENSE,
+    ids: Sequence[str] | None = None,
+    llm: Any = None,
+) -> list[str]:
+    """Every chunk text :func:`evaluate` hands the embedder for ``config`` and
+    ``technique`` over the documents ``ids`` (default all): none when it embeds no chunk
+    on its own (``bm25``, ``late``). Embedding them first (with a progress bar, into a
+    disk cache) leaves the evaluation nothing to embed but the questions."""
+    if not (technique.uses_vectors and technique.embedding == "naive"):
+        return []
+    ids = list(documents) if ids is None else ids
+    texts = []
+    for i, chunks in chunk_documents(documents, config, ids).items():
+        texts += searched_texts(
+            technique_chunks(documents[i], chunks, i, technique, llm), technique
+        )
+    return texts
+
+
+def retrieve(
+    document: str,
+    chunks: Sequence[Chunk],
+    query: str,
+    embedder: Embedder | None,
+    top_k: int = 5,
+    technique: Technique = DENSE,
+    corpus_id: str = "document",
+) -> Retrieved:
+    """The ``top_k`` units ``technique`` returns for a free ``query`` among one
+    document's chunks, retrieved exactly as :func:`evaluate` retrieves for a question
+    (no gold spans needed); ``corpus_id`` is the document's title for a ``headers``
+    context. ``embedder`` may be None for ``bm25``."""
+    if technique.uses_vectors and embedder is None:
+        raise ValueError(f"the {technique.retriever} retriever needs an embedding model")
+    searched = technique_chunks(document, chunks, corpus_id, technique)
+    spans = chunk_spans(document, searched)
+    engine = _Search(
+        {corpus_id: document},
+        {corpus_id: searched},
+        {corpus_id: spans},
+        technique,
+        embedder,
+        lambda fraction, what: None,
+    )
+    (hit,), _ = engine.run([Question(0, query, corpus_id, ())], Settings(top_k=top_k))
+    return hit
+
+
+def searched_mask(chunks: Sequence[Chunk], technique: Technique) -> np.ndarray:
+    """Which chunks retrieval searches: every chunk, or for ``parent`` only the leaves
+    (the small chunks that are embedded; their parents are returned)."""
+    if technique.returned != "parent":
+        return np.ones(len(chunks), dtype=bool)
+    return np.array([c.metadata.get("children", 0) == 0 for c in chunks], dtype=bool)
+
+
+def chunk_units(chunks: Sequence[Chunk], technique: Technique) -> np.ndarray:
     """The unit returned for each chunk: its parent's index for ``parent`` (a chunk
     without a parent is its own), else the chunk itself."""
     if technique.returned != "parent":
         return np.arange(len(chunks), dtype=np.int64)
     parents = [c.metadata.get("parent") for c in chunks]
-    return np.array([c.index if p is None else p for c, p in zip(chunks, parents, strict=True)])
+    return np.array(
+        [c.index if p is None else p for c, p in zip(chunks, parents, strict=True)],
+        dtype=np.int64,
+    )
 
 
-def _unit_spans(spans: SpanArray, technique: Technique) -> SpanArray:
+def unit_spans(spans: SpanArray, technique: Technique) -> SpanArray:
     """The span returned for each unit: the chunk's, or for ``window:N`` from the start
     of the chunk ``N`` before to the end of the chunk ``N`` after (clipped at the edges)."""
     n = window_size(technique.returned)
@@ -595,8 +739,14 @@ def _score_retrievals(
 ) -> None:
     """Fill recall, precision and IoU from the returned spans."""
     for row, (q, hit) in enumerate(zip(questions, retrieved, strict=True)):
-        own = np.array([cid == q.corpus_id for cid in hit.corpus_ids], dtype=bool)
-        spans = hit.spans
-        foreign = int((spans[~own, 1] - spans[~own, 0]).sum()) if len(spans) else 0
-        result = retrieval_scores(spans[own] if len(spans) else spans, q.spans, foreign)
+        result = hit_scores(q, hit)
         scores["recall"][row], scores["precision"][row], scores["iou"][row] = result
+
+
+def hit_scores(question: Question, hit: Retrieved) -> Scores:
+    """Recall, precision and IoU of what was returned for ``question``: spans of another
+    document count in precision's denominator but never find gold text."""
+    own = np.array([cid == question.corpus_id for cid in hit.corpus_ids], dtype=bool)
+    spans = hit.spans
+    foreign = int((spans[~own, 1] - spans[~own, 0]).sum()) if len(spans) else 0
+    return retrieval_scores(spans[own] if len(spans) else spans, question.spans, foreign)

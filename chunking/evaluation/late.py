@@ -19,13 +19,14 @@ Only sentence-transformers models on torch expose token vectors here; others rai
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..embedding.cache import text_key
 from ..embedding.models import EmbeddingError, SentenceTransformerEmbedder
+from ..model import Progress
 
 if TYPE_CHECKING:
     from ..embedding.models import Embedder
@@ -39,9 +40,6 @@ WINDOW_BATCH = 8
 _CACHE_SIZE = 64
 _CACHE: dict[tuple[str, str, str], np.ndarray] = {}
 _CACHE_LOCK = threading.Lock()
-
-#: ``progress(done, total)`` in windows.
-WindowProgress = Callable[[int, int], None]
 
 
 def transformer_parts(embedder: Embedder) -> tuple[Any, Any]:
@@ -140,7 +138,7 @@ def _encode(tokenizer: Any, document: str) -> tuple[list[int], np.ndarray]:
 
 
 def token_vectors(
-    embedder: Embedder, document: str, progress: WindowProgress | None = None
+    embedder: Embedder, document: str, progress: Progress | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """The document's token vectors (windows averaged) and their character offsets."""
     import torch
@@ -166,7 +164,7 @@ def token_vectors(
             sums[a:b] += hidden[row, 1 : b - a + 1]
             seen[a:b] += 1
         if progress is not None:
-            progress(min(lo + WINDOW_BATCH, len(spans)), len(spans))
+            progress(min(lo + WINDOW_BATCH, len(spans)), len(spans), "windows read")
     sums /= np.maximum(seen, 1)[:, None]  # in place: a long document has many tokens
     return sums, offsets
 
@@ -175,7 +173,7 @@ def late_vectors(
     embedder: Embedder,
     document: str,
     spans: SpanArray,
-    progress: WindowProgress | None = None,
+    progress: Progress | None = None,
 ) -> np.ndarray:
     """One unit vector per chunk span, pooled from the whole document's token vectors
     (cached per model, document and spans)."""

@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..config import Config, get_strategy
+from ..model import Chunk, Progress, report_fraction
 from ..params import Strategy
-from .core import METRIC_LABELS, METRICS, Evaluation, Progress, Settings, evaluate
+from .core import GIVEN, METRIC_LABELS, METRICS, Evaluation, Settings, evaluate
 from .questions import Question
 from .techniques import DENSE, TABLE_TECHNIQUES, Technique
 
@@ -288,7 +289,7 @@ def sweep(
     technique: Technique = DENSE,
     llm: Any = None,
 ) -> SweepResult:
-    """Evaluate every configuration with ``technique``; ``progress(fraction, message)``
+    """Evaluate every configuration with ``technique``; ``progress(done, total, what)``
     after each step."""
     skipped: list[str] = []
     if isinstance(configs, Grid):
@@ -300,12 +301,11 @@ def sweep(
     done = [0.0]  # the furthest fraction reported: progress never moves back
 
     for i, config in enumerate(configs):
-        label = f"{i + 1}/{total}: {config_label(config)}"
+        label = f"{i + 1}/{total}: {config.label()}"
 
-        def step(fraction: float, message: str, i: int = i, label: str = label) -> None:
-            done[0] = max(done[0], min((i + fraction) / total, 1.0))
-            if progress is not None:
-                progress(done[0], f"{label} — {message}")
+        def step(part: int, whole: int, what: str, i: int = i, label: str = label) -> None:
+            done[0] = max(done[0], min((i + part / max(whole, 1)) / total, 1.0))
+            report_fraction(progress, done[0], f"{label} — {what}")
 
         evaluations.append(
             evaluate(documents, questions, config, embedder, settings, step, technique, llm)
@@ -339,8 +339,8 @@ def snapshot(evaluation: Evaluation) -> Snapshot:
     """The parts of an evaluation a viewer needs, as plain data."""
     hits = tuple(tuple(evaluation.retrieved_spans(q)) for q in range(len(evaluation.questions)))
     return Snapshot(
-        label=config_label(evaluation.config),
-        config_json=evaluation.config.to_json(),
+        label=evaluation.label,
+        config_json=evaluation.config.to_json() if evaluation.config is not None else "",
         summary=dict(evaluation.summary),
         per_question=evaluation.per_question(),
         chunk_spans={k: np.asarray(v) for k, v in evaluation.chunk_spans.items()},
@@ -381,20 +381,6 @@ def parse_values(text: str, kind: type, name: str) -> list[Any]:
     return list(dict.fromkeys(values))
 
 
-def config_label(config: Config) -> str:
-    """``recursive · 400 tokens · overlap 40`` (plus the threshold where there is one)."""
-    parts = [config.strategy]
-    if config.limit is not None:
-        parts.append(f"{config.limit} {config.unit}")
-    overlap = config.params.get("overlap")
-    if overlap:
-        parts.append(f"overlap {overlap}")
-    threshold = config.params.get("threshold")
-    if threshold is not None:
-        parts.append(f"threshold {threshold:g}")
-    return " · ".join(parts)
-
-
 def merge_results(results: Sequence[SweepResult]) -> SweepResult:
     """Several sweeps (one per model, say) as one: rows and counts added up."""
     import pandas as pd
@@ -420,7 +406,9 @@ def models_side_by_side(
     """One row per configuration and technique, one column per metric and model
     (``Recall · all-MiniLM-L6-v2``), means in [0, 1]."""
     frame = table.assign(
-        configuration=[config_label(Config.from_dict(json.loads(c))) for c in table["config"]],
+        configuration=[
+            Config.from_json(c).label() if isinstance(c, str) else GIVEN for c in table["config"]
+        ],
         model=table["model"].fillna("none"),
     )
     wide = frame.pivot_table(
@@ -452,11 +440,14 @@ class TechniqueRun:
     seconds: float
 
 
-def table_rows(base: Config) -> list[tuple[str, Technique, Config]]:
+def table_rows(base: Config | None) -> list[tuple[str, Technique, Config | None]]:
     """The rows of the techniques table for ``base``: every technique that applies to
     it (``parent`` needs a parent-child configuration), and the ``cluster`` chunker
-    with the same size and unit where that strategy is registered."""
-    rows = []
+    with the same size and unit where that strategy is registered. ``None`` (given
+    chunks, which have no parents and are not cut): every technique but ``parent``."""
+    if base is None:
+        return [(t.name, t, None) for t in TABLE_TECHNIQUES if t.returned != "parent"]
+    rows: list[tuple[str, Technique, Config | None]] = []
     for technique in TABLE_TECHNIQUES:
         try:
             technique.check(base)
@@ -489,28 +480,35 @@ def _cluster_config(base: Config) -> Config | None:
 def compare_techniques(
     documents: Mapping[str, str],
     questions: Sequence[Question],
-    base: Config,
+    base: Config | None,
     embedder: Embedder | None,
     settings: Settings | None = None,
     progress: Progress | None = None,
-    rows: Sequence[tuple[str, Technique, Config]] | None = None,
+    rows: Sequence[tuple[str, Technique, Config | None]] | None = None,
+    chunks: Mapping[str, tuple[Chunk, ...]] | None = None,
 ) -> list[TechniqueRun]:
     """Evaluate each row of the techniques table (default :func:`table_rows`), timing
     each. A row's time includes embedding what earlier rows left out of the cache. Rows
     the embedder cannot run are left out: all but ``bm25`` without a model, ``late``
-    with a model that is not a torch sentence-transformer."""
+    with a model that is not a torch sentence-transformer. With ``chunks`` (and
+    ``base=None``) every row evaluates those given chunks."""
     rows = list(rows) if rows is not None else table_rows(base)
     runs = []
     for number, (label, technique, config) in enumerate(rows):
         if not _runs_with(technique, embedder):
             continue
 
-        def step(fraction: float, message: str, number: int = number, label: str = label) -> None:
-            if progress is not None:
-                progress((number + fraction) / len(rows), f"{label}: {message}")
+        def step(
+            part: int, whole: int, what: str, number: int = number, label: str = label
+        ) -> None:
+            fraction = (number + part / max(whole, 1)) / len(rows)
+            report_fraction(progress, fraction, f"{label}: {what}")
 
         began = time.perf_counter()
-        evaluation = evaluate(documents, questions, config, embedder, settings, step, technique)
+        given = chunks if config is None else None
+        evaluation = evaluate(
+            documents, questions, config, embedder, settings, step, technique, chunks=given
+        )
         runs.append(TechniqueRun(label, technique, evaluation, time.perf_counter() - began))
     return runs
 
@@ -539,7 +537,7 @@ def techniques_table(runs: Sequence[TechniqueRun]) -> pd.DataFrame:
     for run in runs:
         row: dict[str, Any] = {
             "technique": run.label,
-            "configuration": config_label(run.evaluation.config),
+            "configuration": run.evaluation.label,
         }
         for metric in METRICS:
             row[metric] = run.evaluation.mean(metric)

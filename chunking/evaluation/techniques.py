@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..config import Config
+from ..params import Param
 
 RETRIEVERS = ("dense", "bm25", "hybrid")
 EMBEDDINGS = ("naive", "late")
@@ -36,6 +37,47 @@ RETURNS = ("chunk", "parent")
 WINDOW = "window:"
 #: The strategy whose chunks know their parent (metadata ``parent``).
 PARENT_STRATEGY = "hierarchy"
+
+#: The four axes of a technique, declared once: the command line's flags
+#: (``--retriever``, ``--embedding``, ``--context``, ``--return``) and the Evaluate page's
+#: controls are made from these, with these defaults, choices and help texts.
+AXES = (
+    Param(
+        "retriever",
+        str,
+        "dense",
+        "dense: cosine similarity of embeddings; bm25: words (bm25s, Lucene variant); "
+        "hybrid: reciprocal-rank fusion of both (k = 60)",
+        choices=RETRIEVERS,
+    ),
+    Param(
+        "embedding",
+        str,
+        "naive",
+        "naive: each chunk embedded alone; late: token vectors of the whole document "
+        "pooled over each chunk's span",
+        choices=EMBEDDINGS,
+    ),
+    Param(
+        "context",
+        str,
+        "none",
+        "text put before each chunk when it is embedded or indexed (the chunk itself is "
+        "unchanged): headers, the document's title and the chunk's heading path; llm, a "
+        "situating sentence written by a language model",
+        choices=CONTEXTS,
+    ),
+    Param(
+        "returned",
+        str,
+        "chunk",
+        "what a retrieved chunk hands over (the metrics score it): itself, its parent "
+        "(parent-child configurations) or itself with N neighbours on each side",
+        choices=RETURNS,
+        pattern=rf"{WINDOW}\d+",
+        pattern_help="window:N",
+    ),
+)
 
 
 def _choice(kind: str, value: str, choices: tuple[str, ...]) -> str:

@@ -5,10 +5,9 @@ A library hands back chunk texts and, most of the time, an offset for each
 must be the exact slice ``source[start:end]``, so every library chunk is checked here:
 
 - the text is the exact slice at the reported offset: kept as reported, no flag;
-- the text is in the source, elsewhere: placed on the occurrence that best continues the
-  sequence (right after the previous chunk, or nearest the reported offset) and flagged
-  ``"library offset wrong: reported 1,204, text found at 1,377"`` (or ``"library offset
-  missing: ..."`` when the library reported none or ``-1``);
+- the text is in the source, elsewhere: placed where the sequence puts it (below) and
+  flagged ``"library offset wrong: reported 1,204, text found at 1,377"`` (or
+  ``"library offset missing: ..."`` when the library reported none or ``-1``);
 - the library changed the text (collapsed or trimmed whitespace, dropped header lines,
   token pieces decoded to U+FFFD): placed by a whitespace-free comparison, or by its
   first and last characters, and flagged ``"text altered: whitespace collapsed"`` and
@@ -17,9 +16,34 @@ must be the exact slice ``source[start:end]``, so every library chunk is checked
   its text, flagged ``"text not found: ..."``. No library chunk is ever dropped, except
   empty ones, which cannot be a chunk: the next chunk says how many it replaces.
 
+**Placed as a whole, in order.** On repetitive text (contracts, logs, templated
+reports) a chunk's text occurs many times, and the first occurrence after the previous
+chunk is often not the library's: LlamaIndex's ``start_char_idx`` and LangChain's
+``start_index`` come from ``str.find`` and get exactly this wrong. So the chunk list is
+placed at once: among the occurrences of each chunk's text (overlapping ones
+included), starts that never decrease in the library's order and leave the fewest
+non-whitespace characters uncovered. It is a dynamic programme over occurrences,
+chunk by chunk; a partial placement is kept unless another one at the same spot is
+at least as good whatever follows (a shorter reach can only leave the text between
+the two reaches uncovered). Ties go to the placement with the most chunks at their
+reported offsets, then the nearest to them: the library's offset only breaks ties.
+When the reported offsets are already exact, in order and leave only whitespace
+uncovered, that is the answer and nothing is searched.
+
+The search is bounded: at most :data:`MAX_OCCURRENCES` places per chunk (past that,
+those that continue the sequence without a gap, from both ends, the first one after
+it and the reported one), every place up to :data:`_HORIZON` characters past the
+sequence and the first one beyond, and :data:`_BEAM` partial placements from one
+chunk to the next. Within those bounds the uncovered text is the least possible;
+when a bound cut a chunk's places and the result leaves text out, the chunk says so:
+``"placement capped: ..."``. A chunk none of whose places is at or after the
+sequence (a library that returns a chunk out of order) is placed on its own, nearest
+its reported offset, and the sequence goes on without it.
+
 Non-whitespace source text that no chunk covers (a library that leaves header lines in
 metadata, or skips text) is reported on the chunk after it: ``"text left out: 12
-characters before this chunk (1,204-1,230)"``, with the ranges in ``left_out``.
+characters before this chunk (1,204-1,230)"``, with the ranges in ``left_out``; placed
+in order, that is only text that no consistent placement covers.
 
 Metadata set here: ``flags``, ``library_text`` (when the library's text differs from the
 slice), ``library_start`` (when the library reported an offset that is not the start),
@@ -30,10 +54,11 @@ from __future__ import annotations
 
 import difflib
 import re
-from bisect import bisect_right
-from collections.abc import Mapping, Sequence
+from bisect import bisect_left, bisect_right, insort
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from ..model import Piece
 from ..units import Sizer
@@ -45,6 +70,14 @@ _WORDS = re.compile(r"\S+")
 BROKEN = "\ufffd"
 #: Lengths of the first/last characters tried to place a chunk whose text was changed.
 _ANCHORS = (64, 32, 16, 8)
+#: The most places tried for one chunk's text (see :func:`_occurrences`).
+MAX_OCCURRENCES: Final = 64
+#: The most partial placements carried from one chunk to the next.
+_BEAM: Final = 32
+#: How far past the end of the sequence so far every place of a text is tried.
+_HORIZON: Final = 4096
+#: Pairs (placement so far, place of the next chunk) tried in full for one chunk.
+_WORK: Final = 1024
 
 
 @dataclass(frozen=True)
@@ -68,18 +101,119 @@ class Placed:
     order: int
 
 
+@dataclass(frozen=True)
+class _Spot:
+    """A place for one library chunk: ``[start, end)`` and how its text matched there
+    (``exact``; ``squeezed``: the same text once whitespace and U+FFFD are ignored;
+    ``anchored``: by its first and last characters; ``missing``: not found at all)."""
+
+    start: int
+    end: int
+    match: str = "exact"
+    broken: bool = False
+
+
+@dataclass(frozen=True)
+class _State:
+    """A placement of the chunks so far, the last one at ``spot`` (``None`` before the
+    first), covering the text up to ``reach``; ``cost`` is (non-whitespace characters
+    left uncovered, chunks away from their reported offset, total distance from it)."""
+
+    spot: _Spot | None
+    start: int
+    reach: int
+    cost: tuple[int, int, int]
+    back: _State | None
+
+
+def _lead(state: _State, solid: Callable[[int], int]) -> tuple[int, int, int]:
+    """A placement's cost with the text up to its reach counted as covered: the
+    smaller, the more it beats placements that reach further (see
+    :meth:`Aligner._dominates`)."""
+    return (state.cost[0] - solid(state.reach), state.cost[1], state.cost[2])
+
+
+def _reported(item: LibraryChunk) -> int | None:
+    """The offset a library reported, ``None`` for none (or ``-1``)."""
+    return item.start if item.start is not None and item.start >= 0 else None
+
+
+def _occurrences(
+    text: str, needle: str, lo: int, joined: int, end: int, expect: int | None
+) -> tuple[list[int], bool]:
+    """Starts of ``needle`` in ``text[lo:end]`` (overlapping ones included), and whether
+    some were left out.
+
+    All of them up to :data:`_HORIZON` characters past ``joined`` (where a chunk stops
+    continuing the sequence without a gap) and the first one further on, if there are
+    at most :data:`MAX_OCCURRENCES`; else the first and last of those in
+    ``[lo, joined]`` and the first after it. ``expect`` (the reported offset) is always
+    kept when the needle is there.
+    """
+    n = len(needle)
+    horizon = joined + max(_HORIZON, 2 * n)
+    starts: list[int] = []
+    i = text.find(needle, lo, min(end, horizon + n))
+    while i != -1 and len(starts) <= MAX_OCCURRENCES:
+        starts.append(i)
+        i = text.find(needle, i + 1, min(end, horizon + n))
+    cut = len(starts) > MAX_OCCURRENCES
+    if cut:
+        kept = {s for s in starts[: MAX_OCCURRENCES // 2] if s <= joined}
+        i = text.rfind(needle, lo, min(end, joined + n))
+        while i != -1 and len(kept) < MAX_OCCURRENCES:
+            kept.add(i)
+            i = text.rfind(needle, lo, i + n - 1)
+        after = text.find(needle, joined + 1, end)
+        starts = sorted(kept | ({after} if after != -1 else set()))
+    elif not starts or starts[-1] <= joined:
+        after = text.find(needle, max(lo, horizon + 1), end)
+        if after != -1:
+            starts.append(after)
+    if (
+        expect is not None
+        and expect >= lo
+        and expect + n <= end
+        and text.startswith(needle, expect)
+        and expect not in starts
+    ):
+        insort(starts, expect)
+    return starts, cut
+
+
 class Aligner:
     """Places library chunks on one source text (see the module docstring)."""
 
     def __init__(self, source: str) -> None:
         self.source = source
         self._norm: _Normalised | None = None
+        self._visible: _Normalised | None = None
+        #: Characters of the source that are neither whitespace nor printable (ZWJ, a
+        #: BOM, bidirectional marks, control characters): some libraries drop them.
+        self._hidden = "".join(
+            re.escape(ch) for ch in sorted(set(source)) if not ch.isprintable() and not ch.isspace()
+        )
+        self._unseen = re.compile(rf"[\s{self._hidden}]+") if self._hidden else _SPACE_RUNS
 
     @property
     def norm(self) -> _Normalised:
+        """The source without whitespace (to count what is uncovered)."""
         if self._norm is None:
-            self._norm = _Normalised(self.source)
+            self._norm = _Normalised(self.source, _WORDS)
         return self._norm
+
+    @property
+    def visible(self) -> _Normalised:
+        """The source without whitespace and invisible characters (to find a text the
+        library changed)."""
+        if self._visible is None:
+            runs = re.compile(rf"[^\s{self._hidden}]+") if self._hidden else _WORDS
+            self._visible = _Normalised(self.source, runs)
+        return self._visible
+
+    def squeeze(self, text: str) -> str:
+        """``text`` without whitespace and the source's invisible characters."""
+        return self._unseen.sub("", text)
 
     def next_non_space(self, pos: int) -> int:
         m = _NON_SPACE.search(self.source, pos)
@@ -91,155 +225,291 @@ class Aligner:
         *,
         reports_offsets: bool = True,
         first_order: int = 0,
+        within: tuple[int, int] | None = None,
     ) -> list[Placed]:
-        """Place one sequence of chunks (in the library's order) on the source."""
-        placed: list[Placed] = []
-        prev: tuple[int, int] | None = None
+        """Place one sequence of chunks (in the library's order) on the source, as a
+        whole (see the module docstring); ``within`` keeps them inside a span (a parent
+        chunk's) when their texts are found there."""
+        items: list[tuple[int, LibraryChunk, int]] = []  # (order, chunk, empty ones before)
         empty = 0
         for order, item in enumerate(found, first_order):
             if not item.text:
                 empty += 1
                 continue
-            p = self.place_one(item, prev, reports_offsets=reports_offsets, order=order)
-            if empty:
-                p.flags.append(_empty_flag(empty, "before"))
-                empty = 0
+            items.append((order, item, empty))
+            empty = 0
+        bounds = within if within is not None else (0, len(self.source))
+        spots = self._as_reported(items, bounds)
+        capped: set[int] = set()
+        if spots is None:
+            spots, capped = self._search(items, bounds)
+        placed = []
+        for k, ((order, item, before), spot) in enumerate(zip(items, spots, strict=True)):
+            p = self._placed(order, item, spot, reports_offsets=reports_offsets)
+            if before:
+                p.flags.append(_empty_flag(before, "before"))
+            if k in capped:
+                p.flags.append(
+                    f"placement capped: this text has more than {MAX_OCCURRENCES:,} possible "
+                    "places; not all were tried, so a placement in order leaving less text "
+                    "out may exist"
+                )
             placed.append(p)
-            prev = (p.start, p.end)
         if empty and placed:
             placed[-1].flags.append(_empty_flag(empty, "after"))
         return placed
 
-    def place_one(
-        self,
-        item: LibraryChunk,
-        prev: tuple[int, int] | None,
-        *,
-        reports_offsets: bool = True,
-        order: int = 0,
+    def _placed(
+        self, order: int, item: LibraryChunk, spot: _Spot, *, reports_offsets: bool
     ) -> Placed:
-        text = item.text
-        reported = item.start if item.start is not None and item.start >= 0 else None
-        lo = prev[0] if prev else 0
-        joined = self.next_non_space(prev[1] if prev else 0)
+        """The chunk at ``spot``, with what differs from what the library said."""
+        reported = _reported(item)
         metadata = dict(item.metadata)
         flags = list(metadata.pop("flags", ()))
-        start = self._exact(text, reported, lo, joined, prev)
-        if start is not None:
-            end = start + len(text)
-        else:
-            start, end, altered = self._altered(text, reported, lo, joined)
-            metadata["library_text"] = text
-            flags.append(altered)
-        if reports_offsets and not flags_say(flags, "text not found"):
+        if spot.match == "missing":
+            said = "reported offset" if reported is not None else "next position"
+            metadata["library_text"] = item.text
+            flags.append(f"text not found: kept at the {said}, {spot.start:,}")
+        elif spot.match != "exact":
+            metadata["library_text"] = item.text
+            flags.append(self._describe(item.text, spot.start, spot.end, spot.broken))
+        if reports_offsets and spot.match != "missing":
             if reported is None:
                 said = f"reported {item.start}, " if item.start is not None else ""
-                flags.append(f"library offset missing: {said}text found at {start:,}")
-            elif reported != start:
+                flags.append(f"library offset missing: {said}text found at {spot.start:,}")
+            elif reported != spot.start:
                 flags.append(
-                    f"library offset wrong: reported {reported:,}, text found at {start:,}"
+                    f"library offset wrong: reported {reported:,}, text found at {spot.start:,}"
                 )
-        if item.start is not None and item.start != start:
+        if item.start is not None and item.start != spot.start:
             metadata["library_start"] = item.start
-        return Placed(start, end, metadata, flags, order)
+        return Placed(spot.start, spot.end, metadata, flags, order)
 
-    # --- exact text ---------------------------------------------------------------------
+    # --- placing the sequence -----------------------------------------------------------
 
-    def _exact(
+    def _as_reported(
+        self, items: Sequence[tuple[int, LibraryChunk, int]], bounds: tuple[int, int]
+    ) -> list[_Spot] | None:
+        """The chunks at their reported offsets, when that is already the best placement:
+        every text exact there, in order, and nothing but whitespace left uncovered."""
+        lo, hi = bounds
+        spots = []
+        reach = start = lo
+        for _, item, _ in items:
+            at, n = item.start, len(item.text)
+            if at is None or at < start or at + n > hi or not self.source.startswith(item.text, at):
+                return None
+            if at > reach and self._uncovered(reach, at):
+                return None
+            spots.append(_Spot(at, at + n))
+            start, reach = at, max(reach, at + n)
+        return spots if not self._uncovered(reach, hi) else None
+
+    def _search(
+        self, items: Sequence[tuple[int, LibraryChunk, int]], bounds: tuple[int, int]
+    ) -> tuple[list[_Spot], set[int]]:
+        """The best placement of ``items`` (a dynamic programme over their possible
+        places, see the module docstring), and the chunks whose places were not all
+        tried, when that may have left text out."""
+        lo, hi = bounds
+        layer = [_State(None, lo, lo, (0, 0, 0), None)]
+        chain: list[int] = []
+        chosen: dict[int, _Spot] = {}
+        capped: set[int] = set()
+        for k, (_, item, _) in enumerate(items):
+            reported = _reported(item)
+            spots, cut = self._spots(item.text, reported, layer, bounds)
+            following, local = self._advance(layer, spots, reported)
+            if not following:  # every place is before the sequence: placed on its own
+                chosen[k] = min(
+                    spots, key=lambda s: -s.start if reported is None else abs(s.start - reported)
+                )
+                continue
+            following, pruned = self._prune(following)
+            cut = cut or pruned or local
+            if cut:
+                capped.add(k)
+            layer = following
+            chain.append(k)
+        finals = [(self._total(s, hi), s) for s in layer]
+        cost, best = min(finals, key=lambda pair: pair[0])
+        state: _State | None = best
+        for k in reversed(chain):
+            assert state is not None and state.spot is not None
+            chosen[k] = state.spot
+            state = state.back
+        out_of_order = len(chain) < len(items)
+        return [chosen[k] for k in range(len(items))], capped if cost[0] or out_of_order else set()
+
+    def _total(self, state: _State, hi: int) -> tuple[int, int, int]:
+        """A complete placement's cost, with the text after its reach up to ``hi``."""
+        c = state.cost
+        return (c[0] + self._uncovered(state.reach, hi), c[1], c[2])
+
+    def _prune(self, states: list[_State]) -> tuple[list[_State], bool]:
+        """The placements worth carrying on, by start, and whether some were cut.
+
+        Dropped first: those that one starting no later beats whatever follows
+        (:meth:`_dominates`), checked against the two best candidates met so far (the
+        least uncovered text, and the least once the text up to each reach is
+        counted), so in linear time. On periodic text that leaves the placement in
+        step with the library and few others. If more than :data:`_BEAM` are left,
+        the most promising are kept: least text uncovered up to the furthest reach of
+        the least-cost ones, then the tie-breakers.
+        """
+        solid = self.norm.from_source
+        kept: list[_State] = []
+        least: _State | None = None
+        ahead: _State | None = None
+        for state in sorted(states, key=lambda s: (s.start, s.cost)):
+            if any(b is not None and self._dominates(b, state) for b in (least, ahead)):
+                continue
+            kept.append(state)
+            if least is None or (state.cost, -state.reach) < (least.cost, -least.reach):
+                least = state
+            if ahead is None or _lead(state, solid) < _lead(ahead, solid):
+                ahead = state
+        if len(kept) <= _BEAM:
+            return kept, False
+        fewest = min(s.cost[0] for s in kept)
+        frontier = max(s.reach for s in kept if s.cost[0] == fewest)
+
+        def promise(s: _State) -> tuple[int, int, int]:
+            return (s.cost[0] + self._uncovered(s.reach, frontier), s.cost[1], s.cost[2])
+
+        return sorted(sorted(kept, key=promise)[:_BEAM], key=lambda s: s.start), True
+
+    def _uncovered(self, lo: int, hi: int) -> int:
+        """Non-whitespace characters in ``source[lo:hi]``."""
+        if hi <= lo:
+            return 0
+        if hi - lo <= 64:
+            return sum(1 for _ in _NON_SPACE.finditer(self.source, lo, hi))
+        return self.norm.from_source(hi) - self.norm.from_source(lo)
+
+    # --- where one chunk may go ---------------------------------------------------------
+
+    def _spots(
         self,
         text: str,
         reported: int | None,
-        lo: int,
-        joined: int,
-        prev: tuple[int, int] | None = None,
-    ) -> int | None:
-        """Where ``text`` occurs exactly, or ``None``.
-
-        Preference: the reported offset if it continues the sequence (starts at or
-        after the previous chunk's start, no later than the first character the
-        previous chunk left uncovered); else an occurrence that continues the sequence
-        (nearest the reported offset); else the reported offset after a gap; else the
-        occurrence at or after the previous start nearest the reported offset (first
-        one if none was reported); else the one before it nearest the sequence. The
-        previous chunk's own span is never taken twice.
-        """
-        src = self.source
-        n = len(text)
-        exact_reported = (
-            reported is not None
-            and src.startswith(text, reported)
-            and (reported, reported + n) != prev
+        layer: Sequence[_State],
+        bounds: tuple[int, int],
+    ) -> tuple[list[_Spot], bool]:
+        """Where ``text`` may go after the placements in ``layer``, and whether not all
+        of its places were kept: exact occurrences at or after the earliest start; else
+        the nearest before it; else the same text with its whitespace (or U+FFFD)
+        changed, likewise; else a span from its first and last characters; else a
+        place for a text not found. A chunk expected inside ``bounds`` that is not
+        found there is looked for everywhere."""
+        whole = (0, len(self.source))
+        lo = min(s.start for s in layer)
+        joined = min(bounds[1], max(self.next_non_space(s.reach) for s in layer))
+        starts, cut = _occurrences(self.source, text, lo, joined, bounds[1], reported)
+        if starts:
+            return [_Spot(i, i + len(text)) for i in starts], cut
+        if bounds != whole:
+            return self._spots(text, reported, layer, whole)
+        earlier = {self.source.rfind(text, 0, lo + len(text) - 1), reported}
+        exact = sorted(
+            i for i in earlier if i is not None and i >= 0 and self.source.startswith(text, i)
         )
-        if reported is not None and exact_reported and lo <= reported <= joined:
-            return reported
-        window = [i for i in self._occurrences(text, lo, joined) if (i, i + n) != prev]
-        if window:
-            if reported is None:
-                return window[0]
-            return min(window, key=lambda i: abs(i - reported))
-        if reported is not None and exact_reported and reported >= lo:
-            return reported
-        after = src.find(text, lo if reported is None else max(lo, reported))
-        if after != -1 and (after, after + n) == prev:
-            after = src.find(text, after + 1)
-        if reported is not None and reported > lo:
-            before = src.rfind(text, lo, reported + n - 1)
-            if before != -1 and (before, before + n) == prev:
-                before = -1
-            candidates = [i for i in (after, before) if i != -1]
-            if candidates:
-                return min(candidates, key=lambda i: abs(i - reported))
-        elif after != -1:
-            return after
-        if exact_reported:
-            return reported
-        before = src.rfind(text, 0, lo + n - 1)
-        if before != -1 and (before, before + n) == prev:
-            before = src.rfind(text, 0, before + n - 1)
-        if before != -1:
-            return before
-        # The library returned the previous chunk again: the same span it is.
-        return prev[0] if prev is not None and src.startswith(text, prev[0]) else None
-
-    def _occurrences(self, text: str, lo: int, hi: int, limit: int = 64) -> list[int]:
-        """Starts of ``text`` in ``[lo, hi]`` (at most ``limit``)."""
-        out: list[int] = []
-        i = self.source.find(text, lo, hi + len(text))
-        while i != -1 and len(out) < limit:
-            out.append(i)
-            i = self.source.find(text, i + 1, hi + len(text))
-        return out
-
-    # --- altered text -------------------------------------------------------------------
-
-    def _altered(
-        self, text: str, reported: int | None, lo: int, joined: int
-    ) -> tuple[int, int, str]:
-        """Place a text that is not in the source; returns the span and its flag."""
-        norm = self.norm
-        squeezed = _SPACE_RUNS.sub("", text)
-        broken = BROKEN in squeezed
-        if broken:
-            squeezed = squeezed.replace(BROKEN, "")
-        if squeezed:
-            expect = norm.from_source(reported if reported is not None else lo)
-            i = _nearest(norm.text, squeezed, norm.from_source(lo), expect)
-            if i is not None:
-                start = norm.to_source(i)
-                end = norm.to_source(i + len(squeezed) - 1) + 1
-                if broken:
-                    start, end = self._widen_for_broken(text, start, end)
-                return start, end, self._describe(text, start, end, broken)
-            span = self._anchored(squeezed, norm.from_source(lo), expect)
-            if span is not None:
-                start, end = norm.to_source(span[0]), norm.to_source(span[1] - 1) + 1
-                return start, end, self._describe(text, start, end, broken)
-        # Nothing of it is in the source: keep it where it was said to be (or next).
-        where = reported if reported is not None else min(joined, len(self.source) - 1)
+        if exact:
+            return [_Spot(i, i + len(text)) for i in exact], False
+        altered = self._altered_spots(text, reported, lo, joined, len(self.source))
+        if altered is not None:
+            return altered
+        best = min(layer, key=lambda s: s.cost)
+        where = reported if reported is not None else self.next_non_space(best.reach)
         where = max(0, min(where, len(self.source) - 1))
-        end = min(len(self.source), where + max(1, len(text)))
-        said = "reported offset" if reported is not None else "next position"
-        return where, end, f"text not found: kept at the {said}, {where:,}"
+        return [_Spot(where, min(len(self.source), where + len(text)), "missing")], False
+
+    def _advance(
+        self, layer: Sequence[_State], spots: Sequence[_Spot], reported: int | None
+    ) -> tuple[list[_State], bool]:
+        """Every placement one chunk further, and whether some were not tried.
+
+        Each spot after each placement in ``layer`` that starts no later, the
+        dominated ones dropped; past :data:`_WORK` pairs, each placement goes on only
+        to the spots that continue it without a gap and the first one after them.
+        """
+        spots = sorted(spots, key=lambda s: (s.start, s.end))
+        local = len(layer) * len(spots) > _WORK
+        before: list[list[_State]] = [[] for _ in spots]
+        starts = [s.start for s in spots]
+        for state in layer:
+            first = bisect_left(starts, state.start)
+            last = len(spots)
+            if local:
+                last = min(last, bisect_right(starts, self.next_non_space(state.reach)) + 1)
+            for k in range(first, last):
+                before[k].append(state)
+        out: list[_State] = []
+        for spot, states in zip(spots, before, strict=True):
+            missed = int(reported is not None and spot.start != reported)
+            away = abs(spot.start - reported) if reported is not None else 0
+            front: list[_State] = []
+            for state in states:
+                gap = self._uncovered(state.reach, spot.start)
+                cost = (state.cost[0] + gap, state.cost[1] + missed, state.cost[2] + away)
+                reach = max(state.reach, spot.end)
+                self._keep(front, _State(spot, spot.start, reach, cost, state))
+            out.extend(front)
+        return out, local
+
+    def _keep(self, front: list[_State], new: _State) -> None:
+        """Add ``new`` to the placements of one spot unless one of them is at least as
+        good whatever follows (:meth:`_dominates`); drop those it is better than."""
+        if any(self._dominates(old, new) for old in front):
+            return
+        front[:] = [old for old in front if not self._dominates(new, old)]
+        front.append(new)
+
+    def _dominates(self, a: _State, b: _State) -> bool:
+        """Whether ``a`` ends up no worse than ``b`` whatever chunks follow, ``a``
+        starting no later than ``b`` (so that every chunk that can follow ``b`` can
+        follow ``a``): a shorter reach can leave at most the text between the two
+        reaches uncovered."""
+        behind = self._uncovered(a.reach, b.reach)
+        return (a.cost[0] + behind, a.cost[1], a.cost[2]) <= b.cost
+
+    def _altered_spots(
+        self, text: str, reported: int | None, lo: int, joined: int, end: int
+    ) -> tuple[list[_Spot], bool] | None:
+        """Places for a text that is not in the source as it is, or ``None``: the same
+        text once whitespace is ignored; else once the source's invisible characters
+        are ignored too (LangChain's Markdown splitter drops them); else from its first
+        and last characters."""
+        ways = [(self.norm, _SPACE_RUNS.sub("", text))]
+        if self._hidden:
+            ways.append((self.visible, self.squeeze(text)))
+        for norm, squeezed in ways:
+            broken = BROKEN in squeezed
+            squeezed = squeezed.replace(BROKEN, "")
+            if not squeezed:
+                return None
+            n = len(squeezed)
+            nlo = norm.from_source(lo)
+            expect = norm.from_source(reported) if reported is not None else None
+            starts, cut = _occurrences(
+                norm.text, squeezed, nlo, norm.from_source(joined), norm.from_source(end), expect
+            )
+            if not starts:
+                before = norm.text.rfind(squeezed, 0, nlo + n - 1)
+                starts = [before] if before != -1 else []
+            spots = []
+            for i in starts:
+                start, stop = norm.to_source(i), norm.to_source(i + n - 1) + 1
+                if broken:
+                    start, stop = self._widen_for_broken(text, start, stop)
+                spots.append(_Spot(start, stop, "squeezed", broken))
+            if spots:
+                return spots, cut
+        span = self._anchored(norm, squeezed, nlo, expect if expect is not None else nlo)
+        if span is None:
+            return None
+        start, stop = norm.to_source(span[0]), norm.to_source(span[1] - 1) + 1
+        return [_Spot(start, stop, "anchored", broken)], False
 
     def _widen_for_broken(self, text: str, start: int, end: int) -> tuple[int, int]:
         """Include the source character a U+FFFD at either edge of ``text`` stands for."""
@@ -254,10 +524,12 @@ class Aligner:
             end += 1
         return start, end
 
-    def _anchored(self, squeezed: str, lo: int, expect: int) -> tuple[int, int] | None:
-        """A span (whitespace-free coordinates) from the chunk's first characters to
-        its last, when the middle differs."""
-        text = self.norm.text
+    def _anchored(
+        self, norm: _Normalised, squeezed: str, lo: int, expect: int
+    ) -> tuple[int, int] | None:
+        """A span (in ``norm``'s coordinates) from the chunk's first characters to its
+        last, when the middle differs."""
+        text = norm.text
         head = tail = None
         for n in _ANCHORS:
             if n * 2 > len(squeezed) and n != _ANCHORS[-1]:
@@ -290,9 +562,14 @@ class Aligner:
             if " ".join(text.split()) == text.strip() and len(text) < len(piece):
                 return "text altered: whitespace collapsed"
             return "text altered: whitespace changed"
+        if self.squeeze(text) == self.squeeze(piece):
+            dropped = Counter(_invisible(piece)) - Counter(_invisible(text))
+            if dropped:
+                codes = ", ".join(f"U+{ord(ch):04X}" for ch in sorted(dropped))
+                return f"text altered: invisible characters dropped ({codes})"
         if broken and text.replace(BROKEN, "").split() and _squeeze_equal(text, piece):
             return f"text altered: a character cut between tokens (shown as {BROKEN})"
-        a, b = _SPACE_RUNS.sub("", piece), _SPACE_RUNS.sub("", text)
+        a, b = self.squeeze(piece), self.squeeze(text)
         matcher = difflib.SequenceMatcher(None, a, b, autojunk=len(a) > 4000)
         same = sum(block.size for block in matcher.get_matching_blocks())
         parts = []
@@ -301,6 +578,11 @@ class Aligner:
         if len(b) > same:
             parts.append(f"{len(b) - same:,} characters not in the source")
         return "text altered: " + (", ".join(parts) or "characters changed")
+
+
+def _invisible(text: str) -> list[str]:
+    """The characters of ``text`` that are neither whitespace nor printable."""
+    return [ch for ch in text if not ch.isprintable() and not ch.isspace()]
 
 
 def _squeeze_equal(text: str, piece: str) -> bool:
@@ -327,10 +609,11 @@ def _nearest(text: str, needle: str, lo: int, expect: int) -> int | None:
 
 
 class _Normalised:
-    """The source without whitespace, with maps between both coordinates."""
+    """The source with only its ``kept`` runs of characters (without whitespace), with
+    maps between both coordinates."""
 
-    def __init__(self, source: str) -> None:
-        runs = [(m.start(), m.end()) for m in _WORDS.finditer(source)]
+    def __init__(self, source: str, kept: re.Pattern[str]) -> None:
+        runs = [(m.start(), m.end()) for m in kept.finditer(source)]
         self.source_starts = [s for s, _ in runs]
         self.norm_starts: list[int] = []
         total = 0
@@ -409,8 +692,8 @@ def to_pieces(
     """Sort placed chunks by position, flag uncovered text and sizes over ``limit``.
 
     Raises ``ValueError`` when there is nothing to place: a library that returns no
-    chunk for a document that is not blank has left all of it out, which no chunk
-    could say.
+    chunk (or only whitespace) for a document that is not blank has left all of it
+    out, which no chunk could say.
     """
     if not placed:
         raise ValueError(
@@ -429,7 +712,13 @@ def to_pieces(
         if p.flags:
             p.metadata["flags"] = list(p.flags)
         pieces.append(Piece(p.start, p.end, p.metadata, size))
-    return _without_blank(source, pieces)
+    kept = _without_blank(source, pieces)
+    if not kept:
+        raise ValueError(
+            "the library returned no chunks for this document but whitespace: it left all "
+            "of its text out"
+        )
+    return kept
 
 
 def _without_blank(source: str, pieces: list[Piece]) -> list[Piece]:

@@ -12,6 +12,8 @@ from types import ModuleType
 from typing import Any
 
 from ..params import Check, Param, Splitter, Strategy
+from ..params import model_param as shared_model_param
+from ..units import DEFAULT_MODEL
 
 #: What to install for every engine at once.
 EXTRA = "pip install 'chunk-explorer[engines]'"
@@ -99,12 +101,10 @@ def unit_choice(choices: tuple[str, ...], default: str, counted: str) -> Param:
 
 
 def model_param() -> Param:
-    return Param(
-        "model",
-        str,
-        "all-MiniLM-L6-v2",
-        "Our embedding model, handed to the library: all-MiniLM-L6-v2 (bundled, offline), "
-        "a local path to a sentence-transformers model, or 'hash' (a fast fake for tests).",
+    return shared_model_param(
+        f"Our embedding model, handed to the library: {DEFAULT_MODEL} (bundled, offline), "
+        "a named model, a local path to a sentence-transformers model, or 'hash' (a fast "
+        "fake for tests)."
     )
 
 

@@ -15,7 +15,7 @@ warning for chunk sizes under 50; it goes to stderr.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from itertools import pairwise
+from itertools import groupby, pairwise
 from typing import Any
 
 from ..model import Piece
@@ -153,17 +153,23 @@ def _hierarchical(text: str, p: Mapping[str, Any], sizer: Sizer) -> list[Piece]:
     order = 0
     for level in range(len(sizes)):
         batch = [(i, n) for i, n in enumerate(nodes) if levels[n.node_id] == level and n.text]
-        found = []
-        for _, n in batch:
-            parent = parent_of[n.node_id]
-            start = n.start_char_idx
-            if parent is not None and start is not None and parent in placed:
-                start = placed[parent].start + start
-            found.append(LibraryChunk(n.text, start, {"level": level, "level_size": sizes[level]}))
-        for (i, n), p_ in zip(batch, aligner.place(found, first_order=order), strict=True):
-            p_.order = i
-            placed[n.node_id] = p_
-        order += len(batch)
+        # Each parent's children are one sequence, placed inside the parent.
+        for parent, group in groupby(batch, key=lambda pair: parent_of[pair[1].node_id]):
+            siblings = list(group)
+            above = placed.get(parent) if parent is not None else None
+            found = []
+            for _, n in siblings:
+                start = n.start_char_idx
+                if above is not None and start is not None:
+                    start = above.start + start
+                metadata = {"level": level, "level_size": sizes[level]}
+                found.append(LibraryChunk(n.text, start, metadata))
+            within = (above.start, above.end) if above is not None else None
+            spans = aligner.place(found, first_order=order, within=within)
+            for (i, n), p_ in zip(siblings, spans, strict=True):
+                p_.order = i
+                placed[n.node_id] = p_
+            order += len(siblings)
     ordered = sorted(placed.values(), key=_hierarchy_key)
     position = {id(p_): k for k, p_ in enumerate(ordered)}
     for node_id, p_ in placed.items():

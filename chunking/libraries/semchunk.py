@@ -59,7 +59,7 @@ SEMCHUNK = Strategy(
     "tabs, spaces, sentence and clause punctuation), recursively, then merge up to "
     "chunk_size; whitespace at the edges is left out. Offsets are semchunk's own.",
     params=(
-        size_param("chunk_size", 512, "Maximum tokens per chunk (see unit)."),
+        size_param("chunk_size", 160, "Maximum tokens per chunk (see unit)."),
         Param(
             "overlap",
             float,

@@ -50,7 +50,7 @@ def _check_overlap(p: Mapping[str, Any]) -> None:
 
 
 _PARAMS = (
-    size_param("capacity", 1000, "Maximum chunk size (see unit)."),
+    size_param("capacity", 600, "Maximum chunk size (see unit)."),
     overlap_param("overlap", 0, "How much consecutive chunks may share."),
     Param(
         "trim",

@@ -20,12 +20,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..model import Progress
 from ..units import get_sizer
 from .cache import write_json
 from .client import LLM, LLMError, Request
 
-#: ``progress(done, total)``: requests answered so far out of all of them.
-Progress = Callable[[int, int], None]
 #: Asked between requests; a true answer stops the run (cancel).
 ShouldStop = Callable[[], bool]
 #: Tokens a chat template adds around a prompt.
@@ -210,7 +209,7 @@ def run_requests(
             raw_estimated += _raw_seconds(llm, request)
             measured += answer.seconds
         if progress is not None:
-            progress(i + 1, len(requests))
+            progress(i + 1, len(requests), "answers")
     run.seconds = time.perf_counter() - began
     record_speed(llm, raw_estimated, measured)
     return run

@@ -14,8 +14,9 @@ from collections.abc import Iterable, Sequence
 
 from ..model import Chunk
 from .answers import annotate, first_sentence
-from .client import Request
+from .client import LLM, Request
 from .contextual import context_requests
+from .cost import cached_answers
 
 #: Keywords kept per chunk.
 KEYWORDS = 5
@@ -93,3 +94,17 @@ def annotate_answers(
     left out), cleaned: keywords as a list, other fields as one sentence."""
     parse = parse_keywords if field == "keywords" else first_sentence
     return annotate(chunks, field, [parse(a) if a else "" for a in answers])
+
+
+def written_notes(llm: LLM, document: str, chunk: Chunk) -> dict[str, str]:
+    """What ``llm`` already wrote for ``chunk`` of ``document``: its context sentence
+    and its summary (the first sentence of each answer), by metadata key, read from the
+    answer cache; the model is never called, and a field not written yet is left out."""
+    notes = {}
+    for field, requests in enrichment_requests(
+        document, [chunk], context=True, summary=True
+    ).items():
+        answer = cached_answers(llm, requests)[0]
+        if answer:
+            notes[field] = first_sentence(answer)
+    return notes

@@ -22,11 +22,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..documents.corpus import CorpusLimits, Source
+from ..sinks import SinkWriter
 from .documents import Job, Outcome
 from .local import local_outcomes
 from .output import ERRORS, Done, PartWriter, RunOutput
 from .progress import Progress, duration
 from .settings import ENGINES, PART_ROWS, RunSettings
+from .sync import SinkSync, open_writers
 
 __all__ = ["ENGINES", "PART_ROWS", "Job", "RunSettings", "Summary", "run_corpus"]
 
@@ -46,6 +48,8 @@ class Summary:
     total_documents: int
     total_chunks: int
     out: Path
+    #: What each ``--sink`` holds afterwards (``lancedb:vectors collection … holds N records``).
+    sinks: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -61,6 +65,7 @@ class Summary:
             f"{self.failed:,} failed" + (f" (see {self.out / ERRORS})" if self.failed else ""),
             f"{self.bytes / 2**20:,.1f} MB in {duration(self.seconds)} ({speed:,.1f} MB/s)",
             f"{self.out} holds {self.total_documents:,} documents, {self.total_chunks:,} chunks",
+            *self.sinks,
         ]
         return "; ".join(parts)
 
@@ -86,8 +91,34 @@ def run_corpus(
         "configuration": job.config,
         "embedding_model": embedder.name if embedder is not None else None,
     }
-    output = RunOutput(settings.out, fingerprint)
-    before = output.open(force=settings.force)
+    # Every sink and the output folder are checked before anything is written.
+    writers = open_writers(settings, job.config, embedder)
+    try:
+        output = RunOutput(settings.out, fingerprint)
+        before = output.open(force=settings.force)
+    except BaseException:
+        for writer in writers:
+            writer.abandon()
+        raise
+    try:
+        return _run(sources, job, settings, limits, output, before, embedder, writers, stderr)
+    finally:
+        for writer in writers:
+            writer.close()
+
+
+def _run(
+    sources: Sequence[Source],
+    job: Job,
+    settings: RunSettings,
+    limits: CorpusLimits,
+    output: RunOutput,
+    before: Done,
+    embedder: Any,
+    writers: list[SinkWriter],
+    stderr: TextIO | None,
+) -> Summary:
+    sync = SinkSync(output, writers)
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     output.write_manifest({"status": "running", "engine": settings.engine, "started": started})
     progress = Progress(
@@ -99,9 +130,15 @@ def run_corpus(
 
             timings = run_ray(sources, job, settings, limits, output, before, progress)
         else:
-            timings = _run_local(sources, job, settings, limits, output, before, progress, embedder)
+            timings = _run_local(
+                sources, job, settings, limits, output, before, progress, embedder, sync
+            )
     finally:
         progress.close()
+    # The parts no sink holds yet: the Ray engine's (written from the driver), and those
+    # an earlier run committed but did not write into a sink (interrupted, or no --sink).
+    sync.catch_up()
+    timings["sink_seconds"] = sync.seconds
     after = output.done()
     summary = Summary(
         processed=after.documents - before.documents,
@@ -113,6 +150,7 @@ def run_corpus(
         total_documents=after.documents,
         total_chunks=after.total_chunks,
         out=output.folder,
+        sinks=sync.lines(),
     )
     output.write_manifest(_manifest(settings, summary, started, timings, embedder))
     return summary
@@ -136,9 +174,10 @@ def _run_local(
     before: Done,
     progress: Progress,
     embedder: Any,
+    sync: SinkSync,
 ) -> dict[str, float]:
     embed: Embed | None = embedder.embed if embedder is not None else None
-    writer = PartWriter(output, max_rows=settings.part_rows, embed=embed)
+    writer = PartWriter(output, max_rows=settings.part_rows, embed=embed, committed=sync.committed)
     errors = output.errors()
     chunk_seconds = 0.0
     try:
@@ -180,6 +219,7 @@ def _manifest(
         "started": started,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "embedding_dimension": embedder.dimension if embedder is not None else None,
+        "sinks": list(summary.sinks),
         "counts": {
             "documents": summary.total_documents,
             "chunks": summary.total_chunks,

@@ -107,4 +107,4 @@ def _frozen(config: dict[str, Any]) -> str:
 @lru_cache(maxsize=8)
 def _config(frozen: str) -> Config:
     """The configuration, validated once per process (workers rebuild it from JSON)."""
-    return Config.from_dict(json.loads(frozen))
+    return Config.from_json(frozen)

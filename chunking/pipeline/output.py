@@ -25,7 +25,7 @@ import platform
 import shutil
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -35,6 +35,8 @@ from .documents import COLUMNS, EMBEDDING, Outcome, schema
 
 MANIFEST = "manifest.json"
 ERRORS = "errors.jsonl"
+#: Which sink holds which part file (:mod:`.sync`).
+SINK_LEDGER = "sinks.jsonl"
 PARTS = "parts"
 STAGING_PREFIX = ".staging-"
 TEMP_SUFFIX = ".tmp"
@@ -128,7 +130,7 @@ class RunOutput:
 
     def _clear(self) -> None:
         shutil.rmtree(self.parts, ignore_errors=True)
-        for name in (MANIFEST, ERRORS):
+        for name in (MANIFEST, ERRORS, SINK_LEDGER):
             (self.folder / name).unlink(missing_ok=True)
 
     def _drop_leftovers(self) -> None:
@@ -217,6 +219,7 @@ class PartWriter:
 
     ``embed`` (texts -> float32 rows) is applied to a part's texts just before it is
     written, so the model sees large batches and the memory holds one part at most.
+    ``committed(path, table)`` hears each part once it is in place (the sinks).
     """
 
     def __init__(
@@ -226,11 +229,13 @@ class PartWriter:
         max_rows: int,
         max_text_bytes: int = 64 * 2**20,
         embed: Any = None,
+        committed: Callable[[Path, Any], None] | None = None,
     ) -> None:
         self.output = output
         self.max_rows = max_rows
         self.max_text_bytes = max_text_bytes
         self.embed = embed
+        self.committed = committed
         self.written = 0
         self.embed_seconds = 0.0
         self.write_seconds = 0.0
@@ -267,6 +272,8 @@ class PartWriter:
         self.write_seconds += time.perf_counter() - began
         self.written += 1
         self._pending, self._rows, self._text_bytes = [], 0, 0
+        if self.committed is not None:
+            self.committed(path, table)
 
 
 def _concatenated(outcomes: list[Outcome]) -> dict[str, Any]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..sinks.base import Target, check_collection_name
+
 ENGINES = ("local", "ray")
 #: Rows per part file by default (about 15 MB of text at 400 tokens a chunk).
 PART_ROWS = 10_000
@@ -22,6 +24,10 @@ class RunSettings:
     force: bool = False
     part_rows: int = PART_ROWS
     progress: bool = False
+    #: Vector databases to write too (``KIND:PATH``, :mod:`chunking.sinks`).
+    sinks: tuple[str, ...] = ()
+    #: Their collection; None: named after the configuration's label.
+    collection: str | None = None
 
     def check(self) -> None:
         if self.engine not in ENGINES:
@@ -30,3 +36,10 @@ class RunSettings:
             raise ValueError(f"--workers must be at least 1; got {self.workers}")
         if self.part_rows < 1:
             raise ValueError(f"--part-rows must be at least 1; got {self.part_rows}")
+        if self.sinks and self.embed_model is None:
+            raise ValueError("--sink writes each chunk's vector: add --embed")
+        keys = [Target.parse(sink).key for sink in self.sinks]
+        if len(set(keys)) < len(keys):
+            raise ValueError("the same --sink is given twice")
+        if self.collection is not None:
+            check_collection_name(self.collection)

@@ -16,6 +16,7 @@ from . import (
     propositions,
     recursive,
     sentences,
+    table,
     windows,
 )
 from .semantic.strategy import SEMANTIC
@@ -27,6 +28,7 @@ BUILT_IN: tuple[Strategy, ...] = (
     windows.TOKEN,
     markdown.MARKDOWN,
     html.HTML,
+    table.TABLE,
     code.CODE,
     sentences.SENTENCE,
     sentences.PARAGRAPH,

@@ -157,9 +157,10 @@ CLUSTER = Strategy(
     "every chunk within the size. Runs the embedding model on this machine.",
     params=(
         size_param(
-            200,
+            160,
             "Largest chunk, in the chosen unit (Chroma's study used 200-400 tokens; "
-            "all-MiniLM-L6-v2 reads only the first 256 word pieces of a chunk).",
+            "all-MiniLM-L6-v2 reads only the first 256 word pieces of a chunk, which "
+            "200 tokens of German or code can exceed).",
         ),
         unit_param("tokens"),
         Param(

@@ -678,7 +678,7 @@ CODE = Strategy(
     "classes are split by methods, big functions by lines. Code that does not parse is "
     "split recursively, with a note.",
     params=(
-        size_param(400),
+        size_param(160),
         overlap_param(0),
         unit_param("tokens"),
         Param(

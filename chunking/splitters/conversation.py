@@ -225,7 +225,7 @@ CONVERSATION = packing_strategy(
     "exports, IRC <nick>, **Speaker:**, Slack headers); a message runs until the next "
     "speaker line. Text that is not a chat is packed by paragraphs instead.",
     conversation_pieces,
-    size=300,
+    size=160,
     unit="tokens",
     what="messages",
     purpose=", to keep the context of a reply",

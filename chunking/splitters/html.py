@@ -12,6 +12,13 @@ headings, then of block elements (``<p``, ``<div``, ``<section>``, ...), then of
 (``<li``, ``<tr``, ``<td``, ...), then line breaks and whitespace. No cut falls inside
 a tag, a comment or a ``<script>``/``<style>`` element that fits the limit on its own.
 
+A ``<table>`` that fits stays whole; one over the limit is cut only between its rows
+(``<tr>`` of that table, not of a table inside it), into groups of whole rows, and every
+group after the first carries the header in ``metadata["context"]``: the ``<thead>``
+markup (or the leading rows of ``<th>`` cells, and the rows a header cell's
+``rowspan`` reaches), or, in visible-text mode, the header cells' text. The limit holds
+for the header and the rows together; a ``<caption>`` goes with the first group only.
+
 Positions come from Python's ``html.parser``, which accepts malformed markup and plain
 text: a document it cannot make sense of is simply one section.
 
@@ -33,10 +40,11 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
+from itertools import takewhile
 from typing import Any
 
-from ..engine.sections import LINES, WORDS, Atomic, FixedCuts, SpanSplitter
-from ..model import Piece
+from ..engine.sections import LINES, WORDS, Atomic, FixedCuts, SpanSplitter, Table
+from ..model import Piece, in_context
 from ..params import Param, Strategy, overlap_below_size, overlap_param, size_param, unit_param
 from ..units import Sizer
 from .markdown import Heading, levels_param, sections
@@ -66,6 +74,59 @@ class HtmlLayout:
     blocks: list[int] = field(default_factory=list)
     items: list[int] = field(default_factory=list)
     atomic: list[Atomic] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+
+
+@dataclass
+class _Row:
+    """A ``<tr>`` of a table being read: where it starts and ends, whether it is in the
+    ``<thead>``, and each cell's kind (``<th>`` or not) and ``rowspan``."""
+
+    start: int
+    in_head: bool
+    end: int | None = None
+    cells: list[tuple[bool, int]] = field(default_factory=list)
+
+
+@dataclass
+class _OpenTable:
+    """A ``<table>`` being read: its start, its rows and its ``<thead>`` span."""
+
+    start: int
+    rows: list[_Row] = field(default_factory=list)
+    head: list[int] = field(default_factory=list)  # [start, end] of the <thead>
+    in_head: bool = False
+
+    def table(self, text: str, end: int) -> Table | None:
+        """The table ending at ``end``, with its header rows; None without a body row."""
+        rows = self.rows
+        if self.head:
+            heads = [r.in_head for r in rows]
+        else:
+            heads = [bool(r.cells) and all(th for th, _ in r.cells) for r in rows]
+        count = sum(1 for _ in takewhile(bool, heads))
+        k = 0
+        while k < count:  # a header cell spanning rows makes them header rows too
+            count = max(count, *(k + span for _, span in rows[k].cells), k + 1)
+            k += 1
+        count = min(count, len(rows))
+        if count == len(rows):
+            return None
+        if len(self.head) == 2:
+            head = (self.head[0], self.head[1])
+        elif count:
+            last = rows[count - 1]
+            head = (rows[0].start, last.end if last.end is not None else rows[count].start)
+        else:
+            head = (0, 0)
+        context = text[head[0] : head[1]].strip()
+        return Table(self.start, end, tuple(r.start for r in rows[count:]), context)
+
+
+def _rowspan(attrs: list[tuple[str, str | None]]) -> int:
+    """A cell's ``rowspan`` (1 when missing or not a positive number)."""
+    value = dict(attrs).get("rowspan") or ""
+    return int(value) if value.strip().isdigit() and int(value) > 0 else 1
 
 
 class _Scanner(HTMLParser):
@@ -80,6 +141,7 @@ class _Scanner(HTMLParser):
         self._heading: tuple[int, int] | None = None  # (offset, level) of an open heading
         self._title: list[str] = []
         self._raw: tuple[int, str] | None = None  # open <script> or <style>
+        self._tables: list[_OpenTable] = []  # open tables, the outermost first
 
     def source_offset(self) -> int:
         line, column = self.getpos()
@@ -105,6 +167,25 @@ class _Scanner(HTMLParser):
             self.layout.items.append(start)
         if tag in RAW_TEXT_TAGS:
             self._raw = (start, tag)
+        if self._raw is None:
+            self._table_tag(tag, start, attrs)
+
+    def _table_tag(self, tag: str, start: int, attrs: list[tuple[str, str | None]]) -> None:
+        """Follow the rows of the outermost open table."""
+        if tag == "table":
+            self._tables.append(_OpenTable(start))
+        if len(self._tables) != 1:
+            return
+        table = self._tables[0]
+        if tag == "thead":
+            table.head[:] = [start]
+            table.in_head = True
+        elif tag in ("tbody", "tfoot"):
+            table.in_head = False
+        elif tag == "tr":
+            table.rows.append(_Row(start, table.in_head))
+        elif tag in ("th", "td") and table.rows:
+            table.rows[-1].cells.append((tag == "th", _rowspan(attrs)))
 
     def handle_endtag(self, tag: str) -> None:
         start = self.source_offset()
@@ -113,9 +194,26 @@ class _Scanner(HTMLParser):
         self.layout.atomic.append(Atomic(start, end, "tag"))
         if tag in HEADINGS:
             self._close_heading()
+        if self._tables and self._raw is None:
+            self._table_end_tag(tag, end)
         if self._raw is not None and tag == self._raw[1]:
             self.layout.atomic.append(Atomic(self._raw[0], end, f"<{tag}> element"))
             self._raw = None
+
+    def _table_end_tag(self, tag: str, end: int) -> None:
+        table = self._tables[0]
+        if len(self._tables) == 1:
+            if tag == "thead" and table.head:
+                table.head[1:] = [end]
+                table.in_head = False
+            elif tag == "tr" and table.rows:
+                table.rows[-1].end = end
+        if tag == "table":
+            self._tables.pop()
+            if not self._tables:
+                found = table.table(self.text, end)
+                if found is not None:
+                    self.layout.tables.append(found)
 
     def handle_data(self, data: str) -> None:
         if self._heading is not None and self._raw is None:
@@ -216,7 +314,13 @@ def html_pieces(
     if visible:
         for p in html_pieces(text, VisibleSizer(sizer), size, overlap, max_level):
             shown = visible_text(text[p.start : p.end])
-            yield p._replace(metadata={**p.metadata, "visible_text": shown})
+            meta = {**p.metadata, "visible_text": shown}
+            if "context" in meta:  # a table's header, as a reader sees it
+                meta["context"] = visible_text(meta["context"])
+                p = p._replace(size=sizer.size(in_context(meta["context"], shown)))
+                if not meta["context"]:
+                    del meta["context"]
+            yield p._replace(metadata=meta)
         return
     layout = html_layout(text)
     deeper = tuple(sorted(h.offset for h in layout.headings if h.level > max_level))
@@ -224,7 +328,15 @@ def html_pieces(
     items = FixedCuts("item", tuple(sorted(set(layout.items))))
     levels = (FixedCuts("heading", deeper), blocks, items, LINES, WORDS)
     splitter = SpanSplitter(
-        text, sizer, size, overlap, levels, atomic=layout.atomic, inner_from=3, edge_name="tag"
+        text,
+        sizer,
+        size,
+        overlap,
+        levels,
+        atomic=layout.atomic,
+        inner_from=3,
+        edge_name="tag",
+        tables=layout.tables,
     )
     found = sections(text, layout.headings, max_level)
     for k, s in enumerate(found):
@@ -257,7 +369,7 @@ HTML = Strategy(
     "limit is split at block elements, items, lines and words, never inside a tag or "
     "a <script>/<style> element that fits.",
     params=(
-        size_param(800),
+        size_param(160),
         overlap_param(0),
         unit_param("tokens"),
         levels_param("heading"),

@@ -7,12 +7,20 @@ A section over the size limit is split further by :class:`~chunking.engine.secti
 preferring deeper headers, then block starts, list items, lines, sentences and words, and
 never inside a fenced or indented code block, a table or an HTML block that fits the
 limit on its own.
+
+A table over the limit is cut only between rows (:class:`~chunking.engine.sections.Table`):
+every group of rows after the first carries the header rows and the ``|---|`` line,
+verbatim, in ``metadata["context"]``, and the limit holds for the header and the rows
+together. Every ``|`` line before the delimiter line is a header row; a table without
+one has its first line as header. A caption on the line before the table (``Table 1:
+...``, ``**Table 2.** ...``, a line ending with ``:``; a blank line may come between)
+goes with the first group only.
 """
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -25,6 +33,7 @@ from ..engine.sections import (
     Atomic,
     FixedCuts,
     SpanSplitter,
+    Table,
     line_starts,
     union_spans,
 )
@@ -50,6 +59,8 @@ class MarkdownLayout:
     blocks: tuple[int, ...]
     nested: tuple[int, ...]
     atomic: list[Atomic]
+    #: Tables with their rows and header (not among ``atomic``).
+    tables: list[Table]
 
 
 @lru_cache(maxsize=1)
@@ -66,6 +77,12 @@ _ATOMIC_TOKENS = {
     "html_block": "HTML block",
 }
 _PIPE_ROW = re.compile(r"[ \t]*\|")
+#: A table's delimiter line (``|---|:--:|``), inside a block quote or not.
+_DELIMITER_ROW = re.compile(r"[ \t>]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*")
+#: A line that captions the table after it: "Table 1: ...", "**Tab. 2** ...", "... :".
+_CAPTION = re.compile(r"(?:[*_]{1,2})?(?:table\b|tab\.).*|[^#|].*:[*_]*|:\s.*", re.I)
+#: The longest line read as a caption.
+_CAPTION_CHARS = 300
 
 
 def markdown_layout(text: str) -> MarkdownLayout:
@@ -80,10 +97,13 @@ def markdown_layout(text: str) -> MarkdownLayout:
     blocks: set[int] = set()
     nested: set[int] = set()
     atomic: list[Atomic] = []
+    bodies: list[int] = []  # where each table's body rows start
     for k, token in enumerate(tokens):
         if token.map is None or token.type == "inline":
             continue
         first, last = token.map
+        if token.type == "tbody_open":
+            bodies.append(at(first))
         (blocks if token.level == 0 else nested).add(at(first))
         if token.type == "heading_open" and token.level == 0:
             title = tokens[k + 1].content if k + 1 < len(tokens) else ""
@@ -92,7 +112,61 @@ def markdown_layout(text: str) -> MarkdownLayout:
         if label:
             atomic.append(Atomic(*strip_span(text, at(first), at(last)), label))
     atomic.extend(_pipe_tables(text, starts, atomic))
-    return MarkdownLayout(headings, tuple(sorted(blocks)), tuple(sorted(nested)), atomic)
+    body_starts = set(bodies)
+    tables = [_table(text, starts, t, body_starts) for t in union_spans(_of(atomic, "table"))]
+    found = [t for t in tables if t is not None]
+    if found:  # a table with rows is cut between them, so it is no atomic span any more
+        rows = [Atomic(t.start if t.bare is None else t.bare, t.end, "table") for t in found]
+        atomic = [a for a in atomic if a.label != "table" or not _covered(a, rows)]
+    return MarkdownLayout(headings, tuple(sorted(blocks)), tuple(sorted(nested)), atomic, found)
+
+
+def _of(atomic: list[Atomic], label: str) -> list[Atomic]:
+    return [a for a in atomic if a.label == label]
+
+
+def _covered(a: Atomic, spans: list[Atomic]) -> bool:
+    """Whether ``a`` lies inside one of the sorted, disjoint ``spans``."""
+    i = bisect_right([s.start for s in spans], a.start) - 1
+    return i >= 0 and spans[i].start <= a.start and a.end <= spans[i].end
+
+
+def _table(text: str, starts: list[int], table: Atomic, bodies: set[int]) -> Table | None:
+    """The rows and header of the table ``table`` spans (see the module docstring), or
+    None for a table without a body row."""
+    first = bisect_right(starts, table.start) - 1
+    last = bisect_left(starts, table.end, first + 1)
+    lines = [table.start, *starts[first + 1 : last]]
+    body = next((k for k, p in enumerate(lines) if p in bodies), None)
+    if body is None:  # no body found by the parser: after a delimiter line, or the first
+        ends = [*lines[1:], table.end]
+        delimiters = (
+            k
+            for k, p in enumerate(lines)
+            if _DELIMITER_ROW.fullmatch(text, *strip_span(text, p, ends[k]))
+        )
+        body = next(delimiters, 0) + 1
+    if body >= len(lines):
+        return None
+    rows = tuple(strip_span(text, p, table.end)[0] for p in lines[body:])
+    a, b = strip_span(text, table.start, lines[body])
+    caption = _caption(text, starts, first)
+    if caption is None:
+        return Table(table.start, table.end, rows, text[a:b])
+    return Table(caption, table.end, rows, text[a:b], bare=table.start)
+
+
+def _caption(text: str, starts: list[int], line: int) -> int | None:
+    """Where the caption of a table starting on line ``line`` starts, if it has one: the
+    line before, or the one before a blank line."""
+    for above in (line - 1, line - 2):
+        if above < 0:
+            return None
+        a, b = strip_span(text, starts[above], starts[above + 1])
+        if b > a:
+            fits = b - a <= _CAPTION_CHARS and _CAPTION.fullmatch(text, a, b)
+            return a if fits and "|" not in text[a:b] else None
+    return None
 
 
 def _pipe_tables(text: str, starts: list[int], known: list[Atomic]) -> list[Atomic]:
@@ -169,7 +243,9 @@ def markdown_pieces(
     deeper = FixedCuts("header", tuple(h.offset for h in layout.headings if h.level > max_level))
     blocks = (FixedCuts("block", layout.blocks), FixedCuts("nested block", layout.nested))
     levels = (deeper, *blocks, LINES, SENTENCES, WORDS)
-    splitter = SpanSplitter(text, sizer, size, overlap, levels, atomic=layout.atomic, inner_from=2)
+    splitter = SpanSplitter(
+        text, sizer, size, overlap, levels, atomic=layout.atomic, inner_from=2, tables=layout.tables
+    )
     found, spans = [], []
     for s in sections(text, layout.headings, max_level):
         a, b = strip_span(text, s.start, s.end)
@@ -235,7 +311,7 @@ MARKDOWN = Strategy(
     "fits; a section over the size limit is split at deeper headers, blocks, lines, "
     "sentences, then words. Suits technical documentation.",
     params=(
-        size_param(800),
+        size_param(160),
         overlap_param(0),
         unit_param("tokens"),
         levels_param("header"),

@@ -84,7 +84,7 @@ RECURSIVE = Strategy(
     "(paragraphs, then lines, sentence ends, words, characters), then merge "
     "neighbouring pieces up to the size limit. The general-purpose default.",
     params=(
-        size_param(1000),
+        size_param(600),
         overlap_param(0),
         unit_param("chars"),
         _separators_param(DEFAULT_SEPARATORS),

@@ -115,7 +115,7 @@ PARAGRAPH = packing_strategy(
     "limit. A paragraph over the limit is cut between its sentences, and a sentence still "
     "over the limit recursively (boundary 'sentence' or 'size').",
     paragraph_pieces,
-    size=1000,
+    size=600,
     unit="chars",
     what="paragraphs",
 )

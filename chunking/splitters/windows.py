@@ -19,15 +19,13 @@ returns, is dropped (as every strategy's are, in :func:`~chunking.model.build_ch
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import suppress
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from ..model import Piece
 from ..params import Param, Strategy, overlap_below_size, overlap_param, size_param, unit_param
-from ..units import DEFAULT_ENCODING, WORD_RE, Sizer, get_encoding
+from ..units import DEFAULT_ENCODING, WORD_RE, Sizer, TokenSizer, get_sizer
 
 TOKEN_BOUNDARY = "over limit: token boundary"
 
@@ -43,26 +41,21 @@ def _steps(n: int, size: int, step: int) -> Iterator[tuple[int, int]]:
         i += step
 
 
-@lru_cache(maxsize=4)
-def _token_byte_lengths(encoding_name: str) -> np.ndarray:
-    enc = get_encoding(encoding_name)
-    lengths = np.zeros(enc.n_vocab, dtype=np.int64)
-    for token in range(enc.n_vocab):
-        with suppress(KeyError):  # gaps in the vocabulary
-            lengths[token] = len(enc.decode_single_token_bytes(token))
-    return lengths
-
-
-def token_char_offsets(text: str, encoding_name: str = DEFAULT_ENCODING) -> np.ndarray:
-    """Encode ``text``; return the character offset of every token boundary.
+def token_char_offsets(
+    text: str, encoding_name: str = DEFAULT_ENCODING, sizer: Sizer | None = None
+) -> np.ndarray:
+    """Encode ``text`` (with ``sizer``'s encoder when it counts tokens); return the
+    character offset of every token boundary.
 
     ``offsets[i]`` is where token ``i`` starts, ``offsets[-1] == len(text)``. A boundary
     inside a multi-byte character is snapped forward past that character.
     """
-    enc = get_encoding(encoding_name)
-    ids = np.asarray(enc.encode_ordinary(text), dtype=np.int64)
+    if not isinstance(sizer, TokenSizer) or sizer.encoding_name != encoding_name:
+        sizer = get_sizer("tokens", encoding_name)
+    assert isinstance(sizer, TokenSizer)
+    ids = sizer.tokens.encode(text)
     byte_bounds = np.zeros(len(ids) + 1, dtype=np.int64)
-    np.cumsum(_token_byte_lengths(encoding_name)[ids], out=byte_bounds[1:])
+    np.cumsum(sizer.token_lengths[ids], out=byte_bounds[1:])
     data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
     char_starts = np.zeros(len(data) + 1, dtype=np.int64)
     np.cumsum((data & 0xC0) != 0x80, out=char_starts[1:])
@@ -74,7 +67,7 @@ def token_char_offsets(text: str, encoding_name: str = DEFAULT_ENCODING) -> np.n
 def token_windows(
     text: str, size: int, overlap: int, sizer: Sizer, encoding_name: str = DEFAULT_ENCODING
 ) -> Iterator[Piece]:
-    bounds = token_char_offsets(text, encoding_name)
+    bounds = token_char_offsets(text, encoding_name, sizer)
     n_tokens = len(bounds) - 1
     for i, j in _steps(n_tokens, size, size - overlap):
         start, end = int(bounds[i]), int(bounds[j])
@@ -160,7 +153,7 @@ TOKEN = Strategy(
     description="Windows of `size` cl100k_base tokens, as LangChain's TokenTextSplitter "
     "cuts them, with exact character offsets.",
     params=(
-        size_param(400, "Window length in tokens."),
+        size_param(160, "Window length in tokens."),
         overlap_param(0, "Tokens shared by consecutive windows."),
         Param("unit", str, "tokens", "Token windows always count tokens.", choices=("tokens",)),
     ),

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..evaluation.core import METRIC_LABELS, METRICS
+from ..evaluation.passk import table_ks
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -138,5 +139,53 @@ def technique_deltas(table: pd.DataFrame, metrics: Sequence[str] = CHART_METRICS
         xaxis_title="difference from dense (percentage points)",
         yaxis={"autorange": "reversed"},
         legend={"orientation": "h", "y": -0.2},
+    )
+    return fig
+
+
+def row_label(row: pd.Series) -> str:
+    """What one results row stands for: its configuration (strategy, size and unit) or
+    technique, and its model."""
+    if "configuration" in row and isinstance(row.get("technique"), str):
+        parts = [str(row["technique"])]
+    else:
+        parts = [str(row["strategy"])]
+        size = row.get("size")
+        if size is not None and size == size:  # not NaN
+            parts.append(f"{int(size)} {row['unit']}")
+        technique = row.get("technique")
+        if isinstance(technique, str) and technique != "dense":
+            parts.append(technique)
+    model = row.get("model")
+    if isinstance(model, str) and model:
+        parts.append(model)
+    return " · ".join(parts)
+
+
+def pass_at_k_chart(table: pd.DataFrame) -> go.Figure:
+    """Pass@k (percent) against k, one line per row of a results or techniques table
+    that has ``pass@K`` columns (:mod:`chunking.evaluation.passk`)."""
+    ks = table_ks(table)
+    if not ks:
+        raise ValueError("the table has no pass@k column; evaluate with several --top-k")
+    fig = go.Figure()
+    for number, (_, row) in enumerate(table.iterrows()):
+        name = row_label(row)
+        fig.add_trace(
+            go.Scatter(
+                x=ks,
+                y=[row[f"pass@{k}"] for k in ks],
+                mode="lines+markers",
+                name=name,
+                line={"color": _PALETTE[number % len(_PALETTE)]},
+                hovertemplate=f"{name}<br>Pass@%{{x}}: %{{y:.2f}}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        height=360,
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        xaxis={"title": {"text": "k (chunks retrieved)"}, "tickvals": ks},
+        yaxis={"title": {"text": "Pass@k (%)"}, "rangemode": "tozero"},
+        legend={"orientation": "h", "y": -0.25},
     )
     return fig

@@ -187,7 +187,7 @@ def _marker_trace(
 
 
 def distance_curve(
-    scores: Sequence[float],
+    scores: Sequence[float] | np.ndarray,
     *,
     threshold: float,
     breakpoints: Sequence[tuple[int, float, str]],
@@ -258,7 +258,7 @@ def distance_curve(
 
 
 def distance_histogram(
-    distances: Sequence[float],
+    distances: Sequence[float] | np.ndarray,
     *,
     cutoffs: Mapping[str, float],
     current: float | None = None,

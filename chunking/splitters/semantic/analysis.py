@@ -45,6 +45,8 @@ from ...model import Chunk, Piece, build_chunks
 from ...units import Sizer, get_sizer
 from .methods import (
     AUTO_MIN_SIZE,
+    DEFAULT_MAX_SIZE,
+    DEFAULT_UNIT,
     FORMULA_METHODS,
     AutoChoice,
     check_threshold,
@@ -69,8 +71,8 @@ END = "end"
 
 def resolve_min_size(min_size: int, max_size: int) -> int:
     """The minimum chunk size to apply: ``min_size`` itself, or for
-    :data:`AUTO_MIN_SIZE` a tenth of ``max_size`` rounded up (52 tokens for the default
-    512), below ``max_size``. Without a minimum the method's cuts leave chunks of one
+    :data:`AUTO_MIN_SIZE` a tenth of ``max_size`` rounded up (26 word pieces for the
+    default 254), below ``max_size``. Without a minimum the method's cuts leave chunks of one
     short sentence or a heading alone (2-4 tokens), too small to retrieve on."""
     if min_size != AUTO_MIN_SIZE:
         return min_size
@@ -138,8 +140,8 @@ class SemanticResult:
     breakpoints: tuple[Breakpoint, ...]
     merged: tuple[Breakpoint, ...] = ()
     auto_reason: str | None = None
-    unit: str = "tokens"
-    max_size: int = 512
+    unit: str = DEFAULT_UNIT
+    max_size: int = DEFAULT_MAX_SIZE
     min_size: int = 0
 
     @property
@@ -210,8 +212,8 @@ class SemanticAnalysis:
         self,
         method: str = "percentile",
         threshold: float | None = None,
-        unit: str = "tokens",
-        max_size: int = 512,
+        unit: str = DEFAULT_UNIT,
+        max_size: int = DEFAULT_MAX_SIZE,
         min_size: int = 0,
     ) -> SemanticResult:
         """Cut the document with ``method``, then enforce the size bounds

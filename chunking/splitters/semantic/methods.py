@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...units import DEFAULT_MODEL_WINDOW, SPECIAL_TOKENS
+
 METHODS = ("percentile", "similarity", "std", "iqr", "gradient", "count", "auto")
 #: Every method but ``auto``: the ones with a formula.
 FORMULA_METHODS = METHODS[:-1]
@@ -20,6 +22,13 @@ DEFAULT_THRESHOLDS: Mapping[str, float] = {
     "iqr": 1.5,
     "gradient": 95.0,
 }
+#: The thresholds a bounded method accepts, lowest and highest (:func:`check_threshold`);
+#: std and iqr take any finite k, count any whole number from 1.
+THRESHOLD_RANGES: Mapping[str, tuple[float, float]] = {
+    "percentile": (0.0, 100.0),
+    "similarity": (-1.0, 1.0),
+    "gradient": (0.0, 100.0),
+}
 #: Sentences per chunk that ``count`` aims at when no count is given.
 SENTENCES_PER_CHUNK = 10
 #: Registry value of ``threshold`` meaning "the method's own default".
@@ -27,6 +36,10 @@ METHOD_DEFAULT = -1.0
 #: Registry value of ``min_size`` meaning "a tenth of ``max_size``"
 #: (:func:`~chunking.splitters.semantic.analysis.resolve_min_size`).
 AUTO_MIN_SIZE = -1
+#: The default unit and largest chunk: the default model's window in its own word
+#: pieces, so that it reads every chunk whole (the Semantic page starts there too).
+DEFAULT_UNIT = "model"
+DEFAULT_MAX_SIZE = DEFAULT_MODEL_WINDOW - SPECIAL_TOKENS
 
 THRESHOLD_HELP = (
     "Its meaning depends on the method; -1 uses the method's default. similarity: the "
@@ -66,10 +79,13 @@ def check_threshold(method: str, value: float) -> None:
         raise ValueError(f"unknown method {method!r}; choose one of: {', '.join(METHODS)}")
     if not math.isfinite(value):
         raise ValueError(f"the threshold must be a finite number; got {value!r}")
-    if method == "similarity" and not -1 <= value <= 1:
+    lo, hi = THRESHOLD_RANGES.get(method, (-math.inf, math.inf))
+    if not lo <= value <= hi and method == "similarity":
         raise ValueError(f"a similarity threshold is between -1 and 1 (e.g. 0.8); got {value:g}")
-    if method in ("percentile", "gradient") and not 0 <= value <= 100:
-        raise ValueError(f"a {method} threshold is a percentile from 0 to 100; got {value:g}")
+    if not lo <= value <= hi:  # percentile, gradient
+        raise ValueError(
+            f"a {method} threshold is a percentile from {lo:g} to {hi:g}; got {value:g}"
+        )
     if method == "count" and (value < 1 or not float(value).is_integer()):
         raise ValueError(f"count is a whole number of chunks (1 or more); got {value:g}")
 

@@ -7,9 +7,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...model import Piece
-from ...params import Param, Strategy, unit_param
-from ...units import Sizer
-from .methods import AUTO_MIN_SIZE, METHOD_DEFAULT, METHODS, THRESHOLD_HELP, check_threshold
+from ...params import Param, Strategy, model_param, unit_param
+from ...units import DEFAULT_MODEL, DEFAULT_MODEL_WINDOW, Sizer
+from .methods import (
+    AUTO_MIN_SIZE,
+    DEFAULT_MAX_SIZE,
+    DEFAULT_UNIT,
+    METHOD_DEFAULT,
+    METHODS,
+    THRESHOLD_HELP,
+    check_threshold,
+)
 
 
 def _check_params(p: Mapping[str, Any]) -> None:
@@ -72,13 +80,14 @@ SEMANTIC = Strategy(
             minimum=0,
             maximum=10,
         ),
-        unit_param("tokens"),
+        unit_param(DEFAULT_UNIT),
         Param(
             "max_size",
             int,
-            512,
+            DEFAULT_MAX_SIZE,
             "Largest chunk, in the chosen unit; larger ones are cut at their weakest "
-            "similarity (all-MiniLM-L6-v2 reads only the first 256 word pieces of a chunk).",
+            f"similarity. The default, {DEFAULT_MAX_SIZE} word pieces (unit model), is what "
+            f"{DEFAULT_MODEL} reads of a chunk: {DEFAULT_MODEL_WINDOW} with [CLS] and [SEP].",
             minimum=1,
             maximum=1_000_000,
         ),
@@ -87,18 +96,12 @@ SEMANTIC = Strategy(
             int,
             AUTO_MIN_SIZE,
             "Smallest chunk, in the chosen unit; smaller ones are merged into their more "
-            "similar neighbour. -1, the default, is a tenth of max_size (52 tokens for "
-            "512), which avoids one-sentence fragments; 0 keeps every cut the method makes.",
+            "similar neighbour. -1, the default, is a tenth of max_size (rounded up), "
+            "which avoids one-sentence fragments; 0 keeps every cut the method makes.",
             minimum=AUTO_MIN_SIZE,
             maximum=1_000_000,
         ),
-        Param(
-            "model",
-            str,
-            "all-MiniLM-L6-v2",
-            "The embedding model: all-MiniLM-L6-v2 (bundled, offline), a local path to a "
-            "sentence-transformers model, or 'hash' (a fast fake for tests and debugging).",
-        ),
+        model_param(),
     ),
     checks=(_check_params,),
     limit_param="max_size",

@@ -1,9 +1,12 @@
-"""Shared parts of the Streamlit app: document input, strategy controls, URL state and
-cached calls into the core.
+"""The sidebar: the document every page works on and the configuration that cuts it,
+kept in the address bar, and the way back from the guided tour.
 
 ``app.py`` draws the sidebar with :func:`document_input` and :func:`strategy_controls`
 on every run, whatever the page, so those widgets keep their state across pages. The
-pages read the results with :func:`require_source` and :func:`require_config`.
+pages read what they hold with :func:`require_source` and :func:`require_config` (or
+:func:`current_source` and :func:`current_config`, which do not stop the page).
+:func:`config_controls` and :func:`comparison_configs` draw the same strategy controls
+on a page, under a key prefix, for configurations compared with the sidebar's.
 
 Everything about strategies comes from the registry (``chunking.strategies()``): the
 widgets, their ranges, help texts and the URL format.
@@ -13,17 +16,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
-from chunking import Chunk, Config, Param, Strategy, strategies
-from chunking.analysis.recommend import Recommendation, recommend
-from chunking.analysis.report import Report, make_report, model_max_tokens, wordpiece_starts
+from chunking import Config, Param, Strategy, strategies
 from chunking.documents.io import (
     MAX_BYTES_DEFAULT,
     SUPPORTED_EXTENSIONS,
@@ -32,10 +32,9 @@ from chunking.documents.io import (
     read_bytes,
     read_path,
 )
-from chunking.engine.spans import sentence_spans
-from chunking.output import export
-from chunking.viz.render import BOUNDARY_CSS, Page, paginate
-from pages import kit
+from pages import cached
+from pages.cached import Source, text_key
+from pages.widgets import PERSIST, param_key, param_widget, tokenizer_upload, widget_value
 
 #: The folder of app.py: the repository root, or ``chunk_explorer_app/`` when installed
 #: from the wheel (which carries sample_docs/ there too, see pyproject.toml).
@@ -74,13 +73,6 @@ ENCODINGS = (
     "euc-kr",
 )
 STRATEGY_KEY = "strategy"
-# The page kit's names that pages and tests also reach through this module.
-PERSIST = kit.PERSIST
-text_key = kit.text_key
-param_key = kit.param_key
-param_widget = kit.param_widget
-widget_value = kit.widget_value
-clamp_state = kit.clamp_state
 
 #: The last file read from the uploader (name, id, bytes). Streamlit forgets an
 #: uploader's file when the uploader is not drawn (Source set to Sample) or when a page
@@ -99,15 +91,6 @@ _URL_PROBLEMS = "_ce_url_problems"
 
 
 # ------------------------------------------------------------------------ documents
-
-
-@dataclass(frozen=True)
-class Source:
-    """The document every page works on, with the hash that keys every cache."""
-
-    document: Document
-    key: str
-    origin: str  # "sample", "paste" or "upload"
 
 
 def max_upload_bytes(environ: Mapping[str, str] | None = None) -> tuple[int, str | None]:
@@ -162,8 +145,7 @@ def sample_names() -> list[str]:
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _sample(path: str) -> Source:
-    document = read_path(Path(path))
-    return Source(document, text_key(document.text), "sample")
+    return Source.of(read_path(Path(path)), "sample")
 
 
 def no_samples() -> str:
@@ -184,14 +166,13 @@ def _upload(
     loaded = load_document(_data, name, max_bytes, encoding)
     if isinstance(loaded, str):
         return loaded
-    return Source(loaded, text_key(loaded.text), "upload")
+    return Source.of(loaded, "upload")
 
 
 def _pasted(text: str) -> Source | str:
     if not text.strip():
         return "Paste some text into the box above to chunk it."
-    document = Document(text=text, name=PASTE_NAME, kind="text", encoding=None)
-    return Source(document, text_key(text), "paste")
+    return Source.from_text(text, PASTE_NAME, "paste")
 
 
 def _upload_help(max_bytes: int) -> str:
@@ -285,7 +266,7 @@ def _upload_input() -> tuple[Source | str, bool]:
     if upload is None:
         return "Upload a file above, or pick a sample.", False
     if upload.document is not None:
-        return Source(upload.document, text_key(upload.document.text), "upload"), False
+        return Source.of(upload.document, "upload"), False
     chosen = None if encoding == DETECT else encoding
     loaded = _upload(upload.file_id, upload.name, max_bytes, chosen, upload.data)
     return loaded, isinstance(loaded, str)
@@ -317,7 +298,7 @@ def document_input() -> Source | None:
         loaded, is_error = _upload_input()
     _back_button(origin)
     if isinstance(loaded, Source):
-        st.caption(describe_document(loaded.document))
+        st.caption(loaded.document.describe())
         if loaded.document.encoding_warning:
             st.warning(f"{loaded.document.encoding_warning}: use Encoding above.")
     elif is_error:
@@ -394,11 +375,6 @@ def _dismiss_hint() -> None:
     st.session_state.pop(HINT_KEY, None)
 
 
-def describe_document(document: Document) -> str:
-    """One line about the document: name, kind, size, encoding, pages."""
-    return document.describe()
-
-
 # ------------------------------------------------------------------- strategy controls
 
 
@@ -437,7 +413,7 @@ def config_controls(prefix: str = "", default: str | None = None) -> Config | st
     for param in spec.params:
         param_widget(param, param_key(name, param.name, prefix))
         if param.name == "unit" and param.pattern and not prefix:
-            kit.tokenizer_upload(name, param_key(name, param.name, prefix))
+            tokenizer_upload(param_key(name, param.name, prefix))
     return build_config(name, read_params(spec, prefix))
 
 
@@ -465,7 +441,7 @@ def comparison_configs(first: Config, prefix: str, count_key: str) -> dict[str, 
     configs = {"A": first}
     columns = st.columns(count)
     with columns[0], st.container(border=True):
-        st.markdown(f"**A · {short_label(first)}**")
+        st.markdown(f"**A · {first.label(title=True)}**")
         st.caption("From the sidebar.")
         st.json(first.to_dict()["params"], expanded=False)
     for slot, column in enumerate(columns[1:], start=1):
@@ -479,7 +455,7 @@ def comparison_configs(first: Config, prefix: str, count_key: str) -> dict[str, 
             if isinstance(result, str):
                 st.error(f"{letter}: {result}")
                 continue
-            st.markdown(short_label(result))
+            st.markdown(result.label(title=True))
             configs[letter] = result
     return configs
 
@@ -489,7 +465,7 @@ def config_from_state(prefix: str = "") -> Config | None:
     :func:`config_controls`), or None when there is none or it is invalid."""
     name = st.session_state.get(f"{prefix}{STRATEGY_KEY}")
     registry = strategies()
-    if name not in registry:
+    if not isinstance(name, str) or name not in registry:
         return None
     built = build_config(name, read_params(registry[name], prefix))
     return built if isinstance(built, Config) else None
@@ -503,21 +479,9 @@ def apply_config(config: Config, prefix: str = "") -> None:
         st.session_state[key] = widget_value(param, config.params[param.name])
 
 
-@st.cache_resource(show_spinner=False, max_entries=32)
-def _recommendation(key: str, name: str, window: int, _text: str) -> Recommendation:
-    return recommend(_text, name, window=window)
-
-
-def recommendation_for(source: Source) -> Recommendation:
-    """The recommended configuration for the document, sized for the bundled embedding
-    model's window in its own word pieces (cached by text hash and name)."""
-    window = model_max_tokens()
-    return _recommendation(source.key, source.document.name, window, source.document.text)
-
-
 def recommendation_box(source: Source, current: Config | str) -> None:
     """Offer the recommended strategy for the document type, with its reason."""
-    rec = recommendation_for(source)
+    rec = cached.recommendation(source)
     label = rec.config.spec.label
     if isinstance(current, Config) and current == rec.config:
         st.success(f"Using the suggested **{label}** configuration for this {rec.kind}.")
@@ -640,12 +604,7 @@ def write_url(source: Source | None, config: Config | None) -> None:
         st.query_params.from_dict(query)
 
 
-# ------------------------------------------------------------------ page helpers
-
-
-def inject_css() -> None:
-    """The boundary view's style sheet (a style-only st.html takes no space)."""
-    st.html(f"<style>{BOUNDARY_CSS}</style>")
+# ------------------------------------------------------------- what pages read
 
 
 def current_source() -> Source | None:
@@ -668,7 +627,6 @@ def require_source() -> Source:
     message = source if isinstance(source, str) else "Choose a document in the sidebar."
     st.warning(f"{message}\n\nPick a sample, paste text or upload another file in the sidebar.")
     st.stop()
-    raise AssertionError("unreachable")  # st.stop() raises
 
 
 def require_config() -> Config:
@@ -679,146 +637,3 @@ def require_config() -> Config:
     error = st.session_state.get(_CONFIG_ERROR_STATE) or "No configuration."
     st.error(f"{error} Fix it in the sidebar.")
     st.stop()
-    raise AssertionError("unreachable")
-
-
-# ----------------------------------------------------------------- cached core calls
-
-
-def chunks_for(source: Source, config: Config) -> tuple[Chunk, ...]:
-    """The chunks of the document for ``config`` (cached by text hash + config JSON)."""
-    return kit.chunks(source.document.text, config, source.key)
-
-
-def safe_chunks(source: Source, config: Config) -> tuple[Chunk, ...] | str:
-    """Like :func:`chunks_for`, but a failure becomes a message to show."""
-    return kit.safe_chunks(source.document.text, config, source.key)
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def _sentences(key: str, _text: str) -> list[tuple[int, int]]:
-    return sentence_spans(_text)
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def _wordpieces(key: str, _text: str):  # -> np.ndarray | None
-    return wordpiece_starts(_text)
-
-
-@st.cache_data(show_spinner="Measuring chunks…", max_entries=32)
-def _analysis(key: str, config_json: str, _source: Source) -> Report:
-    config = Config.from_dict(json.loads(config_json))
-    text = _source.document.text
-    return make_report(
-        _source.document,
-        config,
-        chunks_for(_source, config),
-        sentences=_sentences(key, text),
-        piece_starts=_wordpieces(key, text),
-    )
-
-
-@st.cache_resource(show_spinner=False, max_entries=32)
-def _pages(key: str, config_json: str, _chunks: tuple[Chunk, ...]) -> list[Page]:
-    return paginate(_chunks)
-
-
-def pages_for(source: Source, config: Config) -> list[Page]:
-    """The boundary view's pages of the chunks for ``config`` (computed once per process)."""
-    return _pages(source.key, config.to_json(), chunks_for(source, config))
-
-
-def analysis_for(source: Source, config: Config) -> Report:
-    """The core's report (sizes, warnings, boundaries, pages) for ``config``, cached by
-    text hash + config JSON; ``chunk-explorer stats`` shows the same."""
-    return _analysis(source.key, config.to_json(), source)
-
-
-# ------------------------------------------------------------------ tables/exports
-
-
-def short_label(config: Config) -> str:
-    """``Recursive · 500 chars · overlap 50``: what distinguishes a configuration."""
-    parts = [config.spec.label]
-    if config.limit is not None:
-        parts.append(f"{config.limit} {config.unit}")
-    overlap = config.params.get("overlap")
-    if overlap:
-        parts.append(f"overlap {overlap}")
-    return " · ".join(parts)
-
-
-def preview(text: str, width: int = 80) -> str:
-    """The start of a chunk on one line."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
-# The downloads are the core's export formats, the same as ``chunk-explorer split``:
-# chunk_records(chunks, analysis.pages) puts a PDF's pages in metadata["pages"].
-chunk_records = export.chunk_records
-to_jsonl = export.to_jsonl
-to_csv = export.to_csv
-to_parquet = export.to_parquet
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def _chunk_table(key: str, config_json: str, _source: Source) -> pd.DataFrame:
-    config = Config.from_dict(json.loads(config_json))
-    return chunk_table(chunks_for(_source, config), analysis_for(_source, config))
-
-
-def chunk_table_for(source: Source, config: Config) -> pd.DataFrame:
-    """:func:`chunk_table` of the chunks for ``config``, built once per configuration
-    rather than on every rerun (a preview per chunk adds up on large documents)."""
-    return _chunk_table(source.key, config.to_json(), source)
-
-
-def chunk_table(chunks: Sequence[Chunk], analysis: Report) -> pd.DataFrame:
-    """One row per chunk for display: offsets, sizes in every unit, the page a PDF chunk
-    starts on, flags and a preview."""
-    table = pd.DataFrame(
-        {
-            "chunk": [c.index for c in chunks],
-            "start": [c.start for c in chunks],
-            "end": [c.end for c in chunks],
-            # chars, words, cl100k tokens, the model's word pieces (and the user's unit)
-            **{kit.option_label(unit): sizes for unit, sizes in analysis.sizes.items()},
-        }
-    )
-    if any(p is not None for p in analysis.pages):
-        table["page"] = [p[0] if p else None for p in analysis.pages]
-    table["boundary"] = [str(c.metadata.get("boundary", "")) for c in chunks]
-    table["flags"] = [", ".join(c.flags) for c in chunks]
-    table["text"] = [preview(c.text) for c in chunks]
-    return table
-
-
-def comparison_table(rows: Mapping[str, tuple[Config, Report]]) -> pd.DataFrame:
-    """One row per configuration (keyed by its letter) with human column names: sizes in
-    the configuration's own unit, then in cl100k tokens and model word pieces for all."""
-    records = []
-    for letter, (config, analysis) in rows.items():
-        own = analysis.summary[config.unit]
-        record = {
-            "Config": letter,
-            "Strategy": config.spec.label,
-            "Limit": f"{config.limit} {kit.option_label(config.unit)}" if config.limit else "—",
-            "Chunks": own.count,
-            "Mean size": round(own.mean, 1),
-            "Std. dev.": round(own.std, 1),
-            "Smallest": own.min,
-            "Largest": own.max,
-            "Unit": kit.option_label(config.unit),
-            "Mean (tokens)": round(analysis.summary["tokens"].mean, 1),
-        }
-        if "model" in analysis.summary:
-            record["Largest (model word pieces)"] = analysis.summary["model"].max
-        record["Warnings"] = sum(w.count for w in analysis.warnings)
-        records.append(record)
-    return pd.DataFrame(records)
-
-
-def deferred(make: Callable[..., Any], *args: Any) -> Callable[[], Any]:
-    """A no-argument callable for st.download_button: the file is built on click."""
-    return lambda: make(*args)

@@ -1,33 +1,40 @@
-"""The page kit: what several pages share, below the sidebar (:mod:`pages.common`).
+"""The widgets the pages share: what is drawn below the sidebar.
 
-- parameter controls generated from the registry, for any subset of a strategy's
-  parameters (:func:`param_controls`, :func:`param_widget`), and the registry's defaults
-  (:func:`default`, :func:`default_model`);
-- the cached chunk call (:func:`chunks`, :func:`safe_chunks`), keyed by text hash and
-  configuration JSON;
-- the embedder with a spinner and its errors shown, never raised (:func:`load_embedder`),
-  and embedding with a progress bar (:func:`embed_with_progress`, :func:`embed_once`);
-- limits read from the environment (:func:`env_limit`);
-- settings handed from one page to another (:func:`hand_over`, :func:`take_over`);
-- the boundary view a page at a time (:func:`paged_text`).
+- session state: :data:`PERSIST` (every keyed widget passes it), :func:`set_state`,
+  :func:`clamp_state`, settings handed from one page to another (:func:`hand_over`,
+  :func:`take_over`) and limits read from the environment (:func:`env_limit`);
+- parameter controls made from the registry, for any subset of a strategy's parameters
+  (:func:`param_controls`, :func:`param_widget`), and the user's tokenizer as a unit
+  (:func:`tokenizer_upload`);
+- the model box, the embedder loaded with its errors shown, never raised, and
+  embedding with a progress bar (:func:`model_select`, :func:`load_embedder`,
+  :func:`embed_once`, :func:`first_view_model`);
+- the boundary view a page at a time (:func:`paged_text`), chunk tables, downloads
+  and the configuration as code (:func:`chunk_table_for`, :func:`download_buttons`,
+  :func:`code_export`).
 
-Nothing here knows the sidebar; :mod:`pages.common` builds on this module.
+Nothing here knows the sidebar (:mod:`pages.sidebar`); what is computed comes from the
+core, through :mod:`pages.cached` where it is worth caching.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
-from chunking import Chunk, Config, Param, get_strategy, run
+from chunking import Chunk, Config, Param, get_strategy
+from chunking.analysis.report import Report
 from chunking.embedding.models import Embedder, EmbeddingError, get_embedder
+from chunking.units import DEFAULT_MODEL
 from chunking.viz.render import (
+    BOUNDARY_CSS,
     HIERARCHY_LEGEND_HTML,
     LEGEND_HTML,
     Page,
@@ -35,18 +42,51 @@ from chunking.viz.render import (
     paginate,
     render_page,
 )
+from pages import cached
 
 #: Every keyed widget of the app keeps its value for the whole session: while another
 #: page is shown, and when a page change reaches the server without the widget (a link
 #: clicked while a run is still drawing; Streamlit otherwise drops such widgets' state).
 PERSIST: Final = "session"
-#: The strategy whose ``model`` parameter names the default embedding model.
-MODEL_STRATEGY = "semantic"
 
 
-def text_key(text: str) -> str:
-    """sha1 of the text: the cache key of everything computed from it."""
-    return hashlib.sha1(text.encode("utf-8", "surrogatepass"), usedforsecurity=False).hexdigest()
+# ----------------------------------------------------------------- session state
+
+
+def set_state(key: str, value: Any) -> None:
+    """Set a session-state value (a button callback: ``on_click=set_state, args=...``)."""
+    st.session_state[key] = value
+
+
+def clamp_state(key: str, lo: int, hi: int) -> None:
+    """Keep a number widget's value within ``[lo, hi]`` before it is drawn.
+
+    The range of page and chunk numbers changes with the configuration; a value left
+    over from a previous configuration would otherwise be out of range.
+    """
+    value = st.session_state.get(key, lo)
+    st.session_state[key] = min(max(lo, int(value)), hi)
+
+
+#: The LLM tools page's endpoint and model; Explore reads them to show what the model
+#: wrote for a chunk.
+LLM_URL_KEY: Final = "llm.url"
+LLM_MODEL_KEY: Final = "llm.model"
+
+
+def _request_key(page: str) -> str:
+    return f"_request.{page}"
+
+
+def hand_over(page: str, settings: Mapping[str, Any]) -> None:
+    """Leave ``settings`` for ``page`` (e.g. ``"semantic"``), applied on its next run."""
+    st.session_state[_request_key(page)] = dict(settings)
+
+
+def take_over(page: str) -> Mapping[str, Any] | None:
+    """The settings another page left for ``page``, once (they are removed)."""
+    request = st.session_state.pop(_request_key(page), None)
+    return request if isinstance(request, Mapping) else None
 
 
 def env_limit(name: str, default: int, minimum: int) -> int:
@@ -69,16 +109,6 @@ def param_key(strategy: str, param: str, prefix: str = "") -> str:
     return f"{prefix}{strategy}.{param}"
 
 
-def default(strategy: str, param: str) -> Any:
-    """The registry's default of one parameter."""
-    return get_strategy(strategy).param(param).fresh_default()
-
-
-def default_model() -> str:
-    """The embedding model used when none is chosen: the ``semantic`` strategy's default."""
-    return str(default(MODEL_STRATEGY, "model"))
-
-
 def widget_value(param: Param, value: Any) -> Any:
     """A core value in the form its widget holds (lists as JSON text)."""
     if param.kind is list:
@@ -86,6 +116,14 @@ def widget_value(param: Param, value: Any) -> Any:
     if param.kind is float:
         return float(value)
     return value
+
+
+def option_label(value: Any) -> str:
+    """How a choice is shown: a tokenizer unit by its file name."""
+    text = str(value)
+    if text.startswith("tokenizer:"):
+        return f"tokenizer: {Path(text.split(':', 1)[1]).name.split('-', 1)[-1]}"
+    return text
 
 
 def _bound(value: float | None, kind: type) -> Any:
@@ -99,29 +137,40 @@ def param_widget(param: Param, key: str, label: str | None = None) -> Any:
         st.session_state[key] = widget_value(param, param.fresh_default())
     label = label or param.name.replace("_", " ")
     kind, help_text = param.kind, param.help
-    shared: dict[str, Any] = {"persist_state": PERSIST, "key": key, "help": help_text}
     if kind is bool:
-        return st.toggle(label, **shared)
+        return st.toggle(label, persist_state=PERSIST, key=key, help=help_text)
     if kind is int:
         lo, hi = _bound(param.minimum, int), _bound(param.maximum, int)
-        return st.number_input(label, min_value=lo, max_value=hi, step=1, **shared)
+        return st.number_input(
+            label, lo, hi, step=1, persist_state=PERSIST, key=key, help=help_text
+        )
     if kind is float and param.minimum is not None and param.maximum is not None:
         lo, hi = float(param.minimum), float(param.maximum)
-        return st.slider(label, min_value=lo, max_value=hi, step=(hi - lo) / 100, **shared)
+        step = (hi - lo) / 100
+        return st.slider(label, lo, hi, step=step, persist_state=PERSIST, key=key, help=help_text)
     if kind is float:
         lo, hi = _bound(param.minimum, float), _bound(param.maximum, float)
-        return st.number_input(label, min_value=lo, max_value=hi, step=0.05, **shared)
+        return st.number_input(
+            label, lo, hi, step=0.05, persist_state=PERSIST, key=key, help=help_text
+        )
     if kind is str and param.choices:
         options = list(param.choices)
         if param.pattern:  # units: the tokenizer files uploaded in this session too
             current = st.session_state.get(key)
             extra = [*st.session_state.get(TOKENIZERS_KEY, ()), current]
-            options += [u for u in extra if u not in options and param._matches(u)]
-        return st.selectbox(label, options, format_func=option_label, **shared)
+            options += [u for u in extra if u not in options and param.matches_pattern(u)]
+        return st.selectbox(
+            label,
+            options,
+            format_func=option_label,
+            persist_state=PERSIST,
+            key=key,
+            help=help_text,
+        )
     if kind is list:
-        shared["help"] = f'{help_text} Write a JSON list of strings, e.g. ["\\n\\n", " "].'
-        return st.text_input(f"{label} (JSON list)", **shared)
-    return st.text_input(label, **shared)
+        help_text = f'{help_text} Write a JSON list of strings, e.g. ["\\n\\n", " "].'
+        label = f"{label} (JSON list)"
+    return st.text_input(label, persist_state=PERSIST, key=key, help=help_text)
 
 
 def param_controls(
@@ -155,52 +204,48 @@ def apply_params(strategy: str, values: Mapping[str, Any], key: Callable[[str], 
             st.session_state[key(name)] = widget_value(spec.param(name), value)
 
 
-def clamp_state(key: str, lo: int, hi: int) -> None:
-    """Keep a number widget's value within ``[lo, hi]`` before it is drawn.
-
-    The range of page and chunk numbers changes with the configuration; a value left
-    over from a previous configuration would otherwise be out of range.
-    """
-    value = st.session_state.get(key, lo)
-    st.session_state[key] = min(max(lo, int(value)), hi)
+#: Units (``tokenizer:PATH``) made from tokenizer files uploaded in this session.
+TOKENIZERS_KEY = "_ce_tokenizers"
 
 
-# ---------------------------------------------------------------------- chunk cache
-
-
-# Chunks are immutable, so one shared copy (cache_resource) is safe and saves copying
-# megabytes of text on every rerun; their read-only metadata could not be pickled anyway.
-@st.cache_resource(show_spinner="Chunking…", max_entries=64)
-def _chunks(key: str, config_json: str, _text: str) -> tuple[Chunk, ...]:
-    return tuple(run(_text, Config.from_dict(json.loads(config_json))))
-
-
-def chunks(text: str, config: Config, key: str | None = None) -> tuple[Chunk, ...]:
-    """The chunks of ``text`` for ``config``, cached by text hash (``key``, computed when
-    not given) and the configuration's JSON. Raises what the strategy raises."""
-    return _chunks(key or text_key(text), config.to_json(), text)
-
-
-def safe_chunks(text: str, config: Config, key: str | None = None) -> tuple[Chunk, ...] | str:
-    """Like :func:`chunks`, but a failure becomes a message to show."""
-    try:
-        return chunks(text, config, key)
-    except ValueError as exc:
-        return f"{config.spec.label} cannot cut this document: {exc}"
-    except Exception as exc:  # a strategy bug must not show a traceback to the user
-        return (
-            f"{config.spec.label} failed on this document ({type(exc).__name__}: {exc}). "
-            "Try another strategy or other parameters."
+def tokenizer_upload(unit_key: str) -> None:
+    """An uploader for the user's tokenizer (``tokenizer.json`` or ``.tiktoken``); a valid
+    one becomes a unit and is selected in the unit box ``unit_key``."""
+    upload_key = f"{unit_key}.upload"
+    with st.expander("Count in your own tokenizer"):
+        st.file_uploader(
+            "tokenizer.json or .tiktoken",
+            type=["json", "tiktoken"],
+            key=upload_key,
+            on_change=_use_tokenizer,
+            args=(upload_key, unit_key),
+            help="Sizes are then counted in your model's tokens. The file is checked and "
+            "kept in this machine's cache; it is only read as a tokenizer.",
         )
+        problem = st.session_state.get(f"{upload_key}.problem")
+        if problem:
+            st.error(problem)
 
 
-# ------------------------------------------------------------------------- embedder
+def _use_tokenizer(upload_key: str, unit_key: str) -> None:
+    from chunking.documents.tokenizers import store_tokenizer
+
+    upload = st.session_state.get(upload_key)
+    st.session_state[f"{upload_key}.problem"] = None
+    if upload is None:
+        return
+    try:
+        unit = store_tokenizer(upload.getvalue(), upload.name)
+    except ValueError as exc:
+        st.session_state[f"{upload_key}.problem"] = str(exc)
+        return
+    known = st.session_state.setdefault(TOKENIZERS_KEY, [])
+    if unit not in known:
+        known.append(unit)
+    st.session_state[unit_key] = unit
 
 
-def set_state(key: str, value: Any) -> None:
-    """Set a session-state value (a button callback: ``on_click=set_state, args=...``)."""
-    st.session_state[key] = value
-
+# ---------------------------------------------------------------------- the model box
 
 #: Session key: the documents (text keys) on which the user asked for the full model
 #: instead of the quick first view with the static model.
@@ -212,13 +257,14 @@ PREVIEW_FROM_TEXTS = 400
 
 def model_label(name: str) -> str:
     """A model choice as the model box shows it: the name and what to expect."""
-    from chunking.embedding.models import DEFAULT_MODEL, canonical_model_name
+    from chunking.embedding.models import DEFAULT_MODEL as DEFAULT_KEY
+    from chunking.embedding.models import canonical_model_name
     from chunking.embedding.registry import named_model
 
     named = named_model(canonical_model_name(name)) if name.strip() else None
     if named is None:
         return name
-    if named.key == DEFAULT_MODEL:
+    if named.key == DEFAULT_KEY:
         return f"{name} (torch, the reference)"
     return f"{name} ({named.note or named.backend})"
 
@@ -231,8 +277,8 @@ def model_select(key: str, label: str = "Model") -> str:
 
     current = st.session_state.get(key)
     if not isinstance(current, str) or not current.strip():
-        st.session_state[key] = current = default_model()
-    options = [default_model(), *model_names()[1:]]
+        st.session_state[key] = current = DEFAULT_MODEL
+    options = [DEFAULT_MODEL, *model_names()[1:]]
     if current not in options:
         options.append(current)
     chosen = st.selectbox(
@@ -247,7 +293,7 @@ def model_select(key: str, label: str = "Model") -> str:
         "quality. Both are built from the bundled model once, on first use. Type the path "
         "of a local sentence-transformers model to use your own.",
     )
-    return str(chosen or default_model())
+    return str(chosen or DEFAULT_MODEL)
 
 
 def first_view_model(
@@ -261,11 +307,12 @@ def first_view_model(
     what :func:`embed_once` would have recorded) and the user has not asked for the full
     model on this document (:func:`preview_notice`).
     """
-    from chunking.embedding.models import DEFAULT_MODEL, canonical_model_name
+    from chunking.embedding.models import DEFAULT_MODEL as DEFAULT_KEY
+    from chunking.embedding.models import canonical_model_name
     from chunking.embedding.registry import STATIC, named_model
 
     full = canonical_model_name(chosen)
-    if full != DEFAULT_MODEL or count < PREVIEW_FROM_TEXTS:
+    if full != DEFAULT_KEY or count < PREVIEW_FROM_TEXTS:
         return chosen
     if doc_key in st.session_state.get(FULL_MODEL_KEY, ()) or marker(full) in _embedded():
         return chosen
@@ -307,12 +354,9 @@ def load_embedder(model: str, *, model_key: str | None = None) -> Embedder | Non
     widget back to the bundled model.
     """
     holder = st.empty()
-
-    def building(fraction: float, step: str) -> None:
-        holder.progress(fraction, text=f"Preparing {model} (once on this machine): {step}")
-
     try:
         with st.spinner("Loading the embedding model…", show_time=True):
+            building = progress_bar(holder, f"Preparing {model} (once on this machine)")
             return get_embedder(model or None, progress=building)
     except EmbeddingError as exc:
         model_error(f"The embedding model could not be loaded: {exc}", model_key)
@@ -325,19 +369,29 @@ def model_error(message: str, model_key: str | None = None) -> None:
     """Show a model problem with the ways out; with ``model_key``, a button to use the
     bundled model (its key: the page prefix of ``model_key`` + ``_use_bundled``, e.g.
     ``sem_use_bundled`` for ``sem.model``)."""
-    bundled = default_model()
     st.error(
-        f"{message}\n\nUse the bundled {bundled} (or its faster versions minilm-onnx-int8 "
-        "and minilm-static), enter the path of a local sentence-transformers model, or "
-        "enter 'hash' for a fast fake model."
+        f"{message}\n\nUse the bundled {DEFAULT_MODEL} (or its faster versions "
+        "minilm-onnx-int8 and minilm-static), enter the path of a local "
+        "sentence-transformers model, or enter 'hash' for a fast fake model."
     )
     if model_key is not None:
         st.button(
             "Use the bundled model",
             key=f"{model_key.split('.')[0]}_use_bundled",
             on_click=set_state,
-            args=(model_key, bundled),
+            args=(model_key, DEFAULT_MODEL),
         )
+
+
+def progress_bar(holder: DeltaGenerator, label: str) -> Callable[[int, int, str], None]:
+    """A progress callback ``(done, total, what)`` drawing on ``holder`` (an
+    ``st.empty``): ``label: what`` and the share done."""
+
+    def update(done: int, total: int, what: str) -> None:
+        share = min(done / total, 1.0) if total else 1.0
+        holder.progress(share, text=f"{label}: {what}" if what else label)
+
+    return update
 
 
 def embed_with_progress(embedder: Embedder, texts: Sequence[str], label: str) -> Any:
@@ -346,7 +400,7 @@ def embed_with_progress(embedder: Embedder, texts: Sequence[str], label: str) ->
     returns the vectors (one row per text)."""
     holder = st.empty()
 
-    def update(done: int, total: int) -> None:
+    def update(done: int, total: int, what: str) -> None:
         if total and done < total:
             holder.progress(done / total, text=f"{label}: {done:,} of {total:,}")
 
@@ -374,29 +428,35 @@ def embed_once(
     _embedded().add(marker)
 
 
-# ------------------------------------------------------------------- page hand-over
+# ------------------------------------------------------------------- the boundary view
 
 
-def _request_key(page: str) -> str:
-    return f"_request.{page}"
+def chunk_each(
+    source: cached.Source, configs: Mapping[str, Config]
+) -> dict[str, tuple[Chunk, ...]]:
+    """The chunks of every configuration (by name) that cuts the document into some;
+    each of the others is left out with its error, or a warning that it made none."""
+    chunked = {}
+    for name, config in configs.items():
+        result = cached.safe_chunks(source, config)
+        if isinstance(result, str):
+            st.error(f"{name}: {result}")
+        elif not result:
+            st.warning(f"{name}: this configuration produced no chunks.")
+        else:
+            chunked[name] = result
+    return chunked
 
 
-def hand_over(page: str, settings: Mapping[str, Any]) -> None:
-    """Leave ``settings`` for ``page`` (e.g. ``"semantic"``), applied on its next run."""
-    st.session_state[_request_key(page)] = dict(settings)
-
-
-def take_over(page: str) -> Mapping[str, Any] | None:
-    """The settings another page left for ``page``, once (they are removed)."""
-    request = st.session_state.pop(_request_key(page), None)
-    return request if isinstance(request, Mapping) else None
-
-
-# ---------------------------------------------------------------------- pagination
+def inject_css() -> None:
+    """The boundary view's style sheet (a style-only st.html takes no space)."""
+    st.html(f"<style>{BOUNDARY_CSS}</style>")
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
-def _page_html(cache_key: str, number: int, unit: str, _text: str, _shown, _page: Page) -> str:
+def _page_html(
+    cache_key: str, number: int, unit: str, _text: str, _shown: Sequence[Chunk], _page: Page
+) -> str:
     return render_page(_text, _shown, _page, unit=unit)
 
 
@@ -441,7 +501,102 @@ def paged_text(
     return page
 
 
-# --- export as code -------------------------------------------------------------------
+# ------------------------------------------------------------------------- tables
+
+
+def preview(text: str, width: int = 80) -> str:
+    """The start of a chunk on one line."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def chunk_table(chunks: Sequence[Chunk], analysis: Report) -> pd.DataFrame:
+    """One row per chunk for display: offsets, sizes in every unit, the page a PDF chunk
+    starts on, flags and a preview."""
+    table = pd.DataFrame(
+        {
+            "chunk": [c.index for c in chunks],
+            "start": [c.start for c in chunks],
+            "end": [c.end for c in chunks],
+            # chars, words, cl100k tokens, the model's word pieces (and the user's unit)
+            **{option_label(unit): sizes for unit, sizes in analysis.sizes.items()},
+        }
+    )
+    if any(p is not None for p in analysis.pages):
+        table["page"] = [p[0] if p else None for p in analysis.pages]
+    table["boundary"] = [str(c.metadata.get("boundary", "")) for c in chunks]
+    table["flags"] = [", ".join(c.flags) for c in chunks]
+    table["text"] = [preview(c.text) for c in chunks]
+    return table
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _chunk_table(key: str, config_json: str, _source: cached.Source) -> pd.DataFrame:
+    config = Config.from_json(config_json)
+    return chunk_table(cached.chunks(_source, config), cached.analysis(_source, config))
+
+
+def chunk_table_for(source: cached.Source, config: Config) -> pd.DataFrame:
+    """:func:`chunk_table` of the chunks for ``config``, built once per configuration
+    rather than on every rerun (a preview per chunk adds up on large documents)."""
+    return _chunk_table(source.key, config.to_json(), source)
+
+
+def comparison_table(rows: Mapping[str, tuple[Config, Report]]) -> pd.DataFrame:
+    """One row per configuration (keyed by its letter) with human column names: sizes in
+    the configuration's own unit, then in cl100k tokens and model word pieces for all."""
+    records = []
+    for letter, (config, analysis) in rows.items():
+        own = analysis.summary[config.unit]
+        record = {
+            "Config": letter,
+            "Strategy": config.spec.label,
+            "Limit": f"{config.limit} {option_label(config.unit)}" if config.limit else "—",
+            "Chunks": own.count,
+            "Mean size": round(own.mean, 1),
+            "Std. dev.": round(own.std, 1),
+            "Smallest": own.min,
+            "Largest": own.max,
+            "Unit": option_label(config.unit),
+            "Mean (tokens)": round(analysis.summary["tokens"].mean, 1),
+        }
+        if "model" in analysis.summary:
+            record["Largest (model word pieces)"] = analysis.summary["model"].max
+        record["Warnings"] = sum(w.count for w in analysis.warnings)
+        records.append(record)
+    return pd.DataFrame(records)
+
+
+# --------------------------------------------------------------------- downloads
+
+
+def deferred(make: Callable[..., str | bytes], *args: Any) -> Callable[[], str | bytes]:
+    """A no-argument callable for st.download_button: the file is built on click."""
+    return lambda: make(*args)
+
+
+#: One download button: label, data (or what builds it on click), file suffix, MIME type.
+Download = tuple[str, "str | bytes | Callable[[], str | bytes]", str, str]
+
+
+def download_buttons(downloads: Sequence[Download], stem: str, key: str) -> None:
+    """One download button per file, side by side: ``stem.suffix``, keys ``key`` + the
+    suffix; files built by a callable are only built when clicked."""
+    columns = st.columns(len(downloads))
+    for column, (label, data, suffix, mime) in zip(columns, downloads, strict=True):
+        column.download_button(
+            label,
+            data=data,
+            file_name=f"{stem}.{suffix}",
+            mime=mime,
+            on_click="ignore",
+            key=f"{key}{suffix}",
+            icon=":material/download:",
+            width="stretch",
+        )
+
+
+# --------------------------------------------------------------------- export as code
 
 _FIDELITY_NOTE = {
     "exact": "gives the same chunks as here",
@@ -484,100 +639,3 @@ def code_export(config: Config, key: str) -> None:
         key=f"{key}.download",
         icon=":material/download:",
     )
-
-
-# --- the user's tokenizer as a unit --------------------------------------------------
-
-#: Units (``tokenizer:PATH``) made from tokenizer files uploaded in this session.
-TOKENIZERS_KEY = "_ce_tokenizers"
-TOKENIZER_MAX_BYTES = 50 * 1024 * 1024
-
-
-def option_label(value: Any) -> str:
-    """How a choice is shown: a tokenizer unit by its file name."""
-    text = str(value)
-    if text.startswith("tokenizer:"):
-        return f"tokenizer: {Path(text.split(':', 1)[1]).name.split('-', 1)[-1]}"
-    return text
-
-
-def tokenizer_upload(strategy: str, unit_key: str) -> None:
-    """An uploader for the user's tokenizer (``tokenizer.json`` or ``.tiktoken``); a valid
-    one becomes a unit of ``strategy`` and is selected."""
-    upload_key = f"{unit_key}.upload"
-    with st.expander("Count in your own tokenizer"):
-        st.file_uploader(
-            "tokenizer.json or .tiktoken",
-            type=["json", "tiktoken"],
-            key=upload_key,
-            on_change=_use_tokenizer,
-            args=(upload_key, unit_key),
-            help="Sizes are then counted in your model's tokens. The file is checked and "
-            "kept in this machine's cache; it is only read as a tokenizer.",
-        )
-        problem = st.session_state.get(f"{upload_key}.problem")
-        if problem:
-            st.error(problem)
-
-
-def _use_tokenizer(upload_key: str, unit_key: str) -> None:
-    upload = st.session_state.get(upload_key)
-    st.session_state[f"{upload_key}.problem"] = None
-    if upload is None:
-        return
-    data = upload.getvalue()
-    if len(data) > TOKENIZER_MAX_BYTES:
-        st.session_state[f"{upload_key}.problem"] = (
-            f"{upload.name} is over {TOKENIZER_MAX_BYTES // 2**20} MB; is it a tokenizer?"
-        )
-        return
-    from chunking.embedding.cache import default_cache_dir
-    from chunking.units import tokenizer_sizer
-
-    folder = default_cache_dir().parent / "tokenizers"
-    folder.mkdir(parents=True, exist_ok=True)
-    suffix = ".tiktoken" if upload.name.endswith(".tiktoken") else ".json"
-    stem = "".join(ch for ch in Path(upload.name).stem if ch.isalnum() or ch in "._")[:40]
-    path = folder / f"{hashlib.sha1(data).hexdigest()[:12]}-{stem or 'tokenizer'}{suffix}"
-    path.write_bytes(data)
-    try:
-        tokenizer_sizer(path)
-    except ValueError as exc:
-        path.unlink(missing_ok=True)
-        st.session_state[f"{upload_key}.problem"] = f"{upload.name}: {exc}"
-        return
-    unit = f"tokenizer:{path}"
-    known = st.session_state.setdefault(TOKENIZERS_KEY, [])
-    if unit not in known:
-        known.append(unit)
-    st.session_state[unit_key] = unit
-
-
-# ---------------------------------------------------------------- language-model notes
-
-#: The LLM tools page's settings; Explore reads them to show what the model wrote.
-LLM_URL_KEY: Final = "llm.url"
-LLM_MODEL_KEY: Final = "llm.model"
-
-
-def llm_notes(document: str, chunk: Chunk) -> dict[str, str]:
-    """What the model chosen on the LLM tools page already wrote for ``chunk`` (its
-    context sentence, its summary), read from the answer cache: never calls the model."""
-    from chunking.llm import LLMError, make_llm
-    from chunking.llm.answers import first_sentence
-    from chunking.llm.cost import cached_answers
-    from chunking.llm.enrich import enrichment_requests
-
-    url = str(st.session_state.get(LLM_URL_KEY) or "").strip()
-    model = str(st.session_state.get(LLM_MODEL_KEY) or "").strip()
-    try:
-        llm = make_llm(url or None, model or None)
-    except LLMError:
-        return {}  # the LLM page says what is wrong with its settings
-    wanted = enrichment_requests(document, [chunk], context=True, summary=True)
-    notes = {}
-    for field, requests in wanted.items():
-        answer = cached_answers(llm, requests)[0]
-        if answer:
-            notes[field] = first_sentence(answer)
-    return notes
