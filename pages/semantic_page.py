@@ -177,7 +177,7 @@ def threshold_control(method: str, sentences: int) -> float | None:
         if int(st.session_state[key]) > top:  # the sentence count changes with the document
             st.info(f"This document has {sentences} sentences: at most {top} chunks.")
         widgets.clamp_state(key, 1, top)
-        value = st.slider(
+        count = st.slider(
             label,
             1,
             top,
@@ -186,7 +186,7 @@ def threshold_control(method: str, sentences: int) -> float | None:
             persist_state=widgets.PERSIST,
             help="Cut at the count - 1 largest distances.",
         )
-        return float(value)
+        return float(count)
     st.session_state.setdefault(key, DEFAULT_THRESHOLDS[method])
     help_text = (
         f"The default is {DEFAULT_THRESHOLDS[method]:g}. The dashed line on the curve moves "

@@ -296,7 +296,7 @@ def document_input() -> Source | None:
         loaded = _pasted(st.text_area("Text", persist_state=PERSIST, key=PASTE_KEY, height=180))
     else:
         loaded, is_error = _upload_input()
-    _back_button(origin)
+    _back_button(str(origin))
     if isinstance(loaded, Source):
         st.caption(loaded.document.describe())
         if loaded.document.encoding_warning:
@@ -400,13 +400,16 @@ def config_controls(prefix: str = "", default: str | None = None) -> Config | st
     names = list(registry)
     key = f"{prefix}{STRATEGY_KEY}"
     st.session_state.setdefault(key, default if default in registry else names[0])
-    name = st.selectbox(
-        "Strategy",
-        names,
-        persist_state=PERSIST,
-        key=key,
-        format_func=lambda n: registry[n].label,
-        help="How the document is cut. Each strategy's parameters appear below.",
+    name = (
+        st.selectbox(
+            "Strategy",
+            names,
+            persist_state=PERSIST,
+            key=key,
+            format_func=lambda n: registry[n].label,
+            help="How the document is cut. Each strategy's parameters appear below.",
+        )
+        or names[0]
     )
     spec = registry[name]
     st.caption(spec.description)

@@ -617,7 +617,7 @@ def code_export(config: Config, key: str) -> None:
         persist_state=PERSIST,
         help="Python snippets define split(text) -> list[str]: paste them into a pipeline.",
     )
-    made = snippet(config, target)
+    made = snippet(config, str(target))
     message = f"**{made.fidelity}**: {_FIDELITY_NOTE[made.fidelity]}"
     if made.note:
         message += f". {made.note[0].upper()}{made.note[1:]}."

@@ -309,7 +309,7 @@ def test_a_link_naming_a_sample_without_any_samples_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Regression: an empty sample folder and ?sample=... raised IndexError (samples[0]).
-    monkeypatch.setattr(common, "SAMPLE_DIR", tmp_path)
+    monkeypatch.setattr(sidebar, "SAMPLE_DIR", tmp_path)
     at = _ok(_landing(sample="technical_guide.md", strategy="fixed"))
     shown = "\n".join(w.value for w in at.warning)
     assert "sample 'technical_guide.md' does not exist" in shown
@@ -340,6 +340,8 @@ def test_the_sample_folder_comes_from_the_environment(
 
 
 def _subset_of_semantic_params() -> None:
+    from pages import widgets
+
     widgets.param_controls("semantic", ("threshold", "buffer_size", "model"), lambda n: f"s.{n}")
 
 
@@ -394,6 +396,8 @@ def test_playground_highlights_the_top_chunks_of_the_sidebars_document() -> None
 
 def _widgets_for_every_kind() -> None:
     from chunking import Param
+    from pages import widgets
+
     for param in (
         Param("threshold", float, 0.5, "How similar.", minimum=0.0, maximum=1.0),
         Param("ratio", float, 1.5, "Any positive number.", minimum=0.0),
@@ -426,7 +430,9 @@ def test_query_round_trip_for_every_strategy() -> None:
     samples = sidebar.sample_names()
     for name, spec in chunking.strategies().items():
         config = chunking.Config.create(name)
-        state, problems = sidebar.query_to_state(sidebar.config_to_query(config, samples[0]), samples)
+        state, problems = sidebar.query_to_state(
+            sidebar.config_to_query(config, samples[0]), samples
+        )
         assert problems == []
         values = {p.name: state[widgets.param_key(name, p.name)] for p in spec.params}
         assert chunking.Config.create(name, **values) == config
@@ -670,7 +676,8 @@ def test_compare_histograms_and_statistics_use_each_configurations_unit() -> Non
     ]
     assert titles == ["size (chars)", "size (tokens)"]
     limits = sorted(s["x0"] for s in panels["layout"]["shapes"])
-    assert limits == [200, 1000]
+    sidebar_size = chunking.get_strategy("recursive").param("size").default  # A's, in chars
+    assert limits == sorted([200, sidebar_size])
     stats = _stats(at)
     assert list(stats["Unit"]) == ["chars", "tokens"]
     b_chunks = chunking.chunk(GUIDE, "recursive", size=200, unit="tokens")

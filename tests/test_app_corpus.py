@@ -218,6 +218,7 @@ def test_the_corpus_survives_a_visit_to_another_page() -> None:
 @pytest.mark.slow
 def test_comparing_configurations_over_the_corpus() -> None:
     at = _samples()
+    at.number_input(key="recursive.size").set_value(1000).run()  # A: the sidebar's
     at.toggle(key="corpus.compare").set_value(True).run()
     at.number_input(key="corpus.count").set_value(3).run()
     at.selectbox(key="corpus.B.strategy").set_value("recursive").run()

@@ -16,8 +16,10 @@ from chunking.cli import main
 from chunking.evaluation.datasets import (
     CHROMA,
     CODE,
+    DATASET_ENV,
     DatasetError,
     detect_layout,
+    find_dataset,
     load_dataset,
     locate_in_order,
     read_code_eval,
@@ -241,3 +243,15 @@ def test_evaluate_dataset_bad_usage_is_one_line(chroma_dir, capsys, extra, messa
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "Traceback" not in err
     assert re.search(message, err), err
+
+
+def test_find_dataset_looks_where_the_sets_are(monkeypatch, tmp_path, chroma_dir):
+    monkeypatch.chdir(ROOT)  # the checkout, next to ../shared
+    assert find_dataset(CODE) == ROOT.parent / "shared" / "datasets" / CODE
+    assert find_dataset(CHROMA) == ROOT.parent / "shared" / "datasets" / CHROMA
+    monkeypatch.setenv(DATASET_ENV[CODE], str(tmp_path))  # a folder of neither layout
+    with pytest.raises(DatasetError, match="CHUNK_EXPLORER_CODE_EVAL"):
+        find_dataset(CODE)
+    monkeypatch.setenv(DATASET_ENV[CODE], str(chroma_dir))  # the other layout
+    with pytest.raises(DatasetError, match="was not found"):
+        find_dataset(CODE)

@@ -43,7 +43,7 @@ KNOWN_REFUSALS = {
 
 
 @pytest.fixture(autouse=True, scope="module")
-def _quiet_llamaindex_token_warning() -> Any:
+def quiet_llamaindex_token_warning() -> Any:
     # LlamaIndex's TokenTextSplitter logs "Got a split of size ..." with a malformed
     # call (two f-strings, no placeholder). Outside tests nothing formats it (LlamaIndex
     # logs to a NullHandler), but pytest's log capture does, and raises. The chunks are

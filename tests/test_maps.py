@@ -275,4 +275,3 @@ def test_sample_points_draws_every_point_when_all_fit() -> None:
     few, many = maps.sample_points([4, 400], 10)
     assert len(few) + len(many) == 10 and len(few) >= 1
     assert many == maps.even_sample(400, len(many))
-

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.metadata
+import random
 import re
 import textwrap
 
@@ -463,3 +465,156 @@ def test_prose_with_numbered_sections_says_so() -> None:
     assert "8 numbered sections" in rec.reason
     assert "without" not in rec.reason
     assert rec.config.params["separators"] == list(LEGAL_SEPARATORS)
+
+
+# ------------------------------------- sections that structure the text (issue 27)
+
+_PHRASES = (
+    "the old house stood at the end of a lane where the hedges grew tall and the light "
+    "came late in the morning she walked slowly past the gate and thought about her "
+    "brother who had gone away to the city years before nobody spoke of him now except "
+    "the miller whose voice carried across the yard when the wind turned cold"
+)
+_WORDS = _PHRASES.split()
+
+
+def _novel(chapters: int = 40, seed: int = 27) -> str:
+    """Novel-like prose: numbered chapters (CHAPTER I, II, ...) of paragraphs of
+    sentences drawn from a small vocabulary; about 300 KB."""
+    rng = random.Random(seed)
+    parts = ["THE LONG LANE\n\nA Novel\n"]
+    for n in range(1, chapters + 1):
+        parts.append(f"\nCHAPTER {_roman(n)}\n")
+        for _ in range(rng.randint(18, 24)):
+            sentences = []
+            for _ in range(rng.randint(3, 6)):
+                words = [rng.choice(_WORDS) for _ in range(rng.randint(8, 20))]
+                sentences.append(" ".join(words).capitalize() + rng.choice(".!?"))
+            parts.append(" ".join(sentences) + "\n")
+    return "\n".join(parts)
+
+
+def _roman(n: int) -> str:
+    out = ""
+    for value, letters in ((40, "XL"), (10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I")):
+        while n >= value:
+            out, n = out + letters, n - value
+    return out
+
+
+#: A licence appended to an e-book, in the style of the archives that distribute them
+#: (written for this test): numbered sections full of legal vocabulary.
+APPENDIX = "\n\n".join(
+    [
+        "*** END OF THIS ELECTRONIC BOOK ***",
+        "THE FULL LICENCE",
+        "Please read this before you distribute or use this work.",
+        *(
+            f"Section {n}. {title}\n\n"
+            + " ".join(
+                f"{n}.{letter}. The Licensor hereby grants you the rights set out herein, "
+                "without any warranty of any kind; the Licensor's liability for damages is "
+                "limited as stated in this section, notwithstanding any other term hereof."
+                for letter in "ABCDEF"
+            )
+            for n, title in enumerate(
+                [
+                    "General terms of use and redistribution",
+                    "About the volunteers who keep these works free",
+                    "About the foundation behind the archive",
+                    "About donations to the foundation",
+                    "General information about electronic works",
+                ],
+                start=1,
+            )
+        ),
+    ]
+)
+
+
+def test_a_licence_appendix_does_not_make_a_novel_legal_text() -> None:
+    book = _novel() + "\n\n" + APPENDIX
+    assert len(book) > 250_000 and book.index("Section 1.") > 0.95 * len(book)
+    rec = recommend(book, "the_long_lane.txt")
+    assert rec.kind == "text"
+    # Cut at paragraphs and sentences (the default separators), not before legal headings.
+    default = chunking.get_strategy(rec.strategy).defaults()
+    assert rec.config.params["separators"] == default["separators"]
+    assert "5 numbered sections all come after 9" in rec.reason
+    assert "an appendix rather than its structure" in rec.reason
+    # The appendix alone is the legal text it looks like.
+    assert recommend(APPENDIX, "LICENCE.txt").kind == "legal"
+
+
+def _apache_licence() -> str:
+    """The Apache License 2.0 as a package in this environment ships it."""
+    for dist in importlib.metadata.distributions():
+        for file in dist.files or ():
+            if file.name.upper().startswith("LICEN"):
+                try:
+                    text = file.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    continue
+                if "Apache License" in text and "TERMS AND CONDITIONS FOR USE" in text:
+                    return text
+    pytest.fail("no package in this environment ships the Apache License 2.0 text")
+
+
+def test_a_real_licence_is_legal_text_cut_at_its_sections() -> None:
+    licence = _apache_licence()
+    rec = recommend(licence, "LICENSE")
+    assert rec.kind == "legal"
+    assert rec.config.params["separators"] == list(LEGAL_SEPARATORS)
+    # Its nine numbered sections, from "1. Definitions." to "9. Accepting Warranty".
+    clauses = len(re.findall(r"^[ \t]*\d\.[ \t]+[A-Z]", licence, re.M))
+    assert f"{clauses} numbered clauses" in rec.reason
+
+
+def _contract(clauses: int = 24) -> str:
+    """A service contract: a title and recitals, then articles of numbered clauses."""
+    parts = [
+        "MASTER SERVICES AGREEMENT",
+        "This Agreement is made between Northwind Ltd (the Supplier) and Tailspin plc "
+        "(the Customer). WHEREAS the Customer wishes to obtain the Services described "
+        "herein, the parties hereby agree as follows.",
+    ]
+    for n in range(1, clauses + 1):
+        if n % 4 == 1:
+            parts.append(f"ARTICLE {_roman(n // 4 + 1)} - OBLIGATIONS {n // 4 + 1}")
+        parts.append(
+            f"{n}. Clause {n}\n{n}.1 The Supplier shall perform its obligations hereunder "
+            "with reasonable skill and care. Notwithstanding the foregoing, neither party's "
+            f"liability under clause {n} shall exceed the fees paid in the preceding year.\n"
+            f"{n}.2 Each party shall indemnify the other against claims arising hereof."
+        )
+    return "\n\n".join(parts)
+
+
+def test_a_contract_is_legal_text_cut_before_its_clauses() -> None:
+    contract = _contract()
+    rec = recommend(contract, "msa.txt")
+    assert rec.kind == "legal"
+    assert rec.config.params["separators"] == list(LEGAL_SEPARATORS)
+    assert "6 ARTICLE/Section headings" in rec.reason
+    chunks = chunking.run(contract, rec.config)
+    assert all(re.match(r"(MASTER|This|ARTICLE|\d+\.)", c.text) for c in chunks), [
+        c.text[:30] for c in chunks if not re.match(r"(MASTER|This|ARTICLE|\d+\.)", c.text)
+    ]
+
+
+def test_numbered_items_in_one_stretch_of_prose_are_a_list_not_sections() -> None:
+    prose = "\n\n".join([PROSE] * 12)
+    middle = len(prose) // 2
+    steps = "\n".join(f"{n}. Step {n} of the walk." for n in range(1, 6))
+    text = prose[:middle] + "\n\n" + steps + "\n\n" + prose[middle:]
+    rec = recommend(text, "notes.txt")
+    assert rec.kind == "text" and rec.config.params["separators"] != list(LEGAL_SEPARATORS)
+    assert "a list rather than its structure" in rec.reason
+
+
+def test_a_suggestion_is_one_line_with_the_reason_apart() -> None:
+    rec = recommend(_contract(), "msa.txt")
+    assert rec.summary == rec.config.label(title=True)
+    assert "\n" not in rec.summary and len(rec.summary) < 60
+    assert str(rec.config.limit) in rec.summary and rec.config.spec.label in rec.summary
+    assert rec.summary not in rec.reason and len(rec.reason) > 3 * len(rec.summary)

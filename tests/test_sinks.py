@@ -35,6 +35,7 @@ from chunking.output.export import chunk_records
 from chunking.sinks import KINDS, SinkError, collection_name, record_id, write_records
 from chunking.sinks import writer as sink_writer
 from chunking.sinks.base import check_collection_name
+from chunking.sinks.kinds import SINKS
 from tests.conftest import SAMPLE_DOCS, write
 
 PREFIX = "chunk-explorer: error:"
@@ -607,7 +608,10 @@ def test_search_bad_input(
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_write_records_reports_progress_and_the_count(kind: str, tmp_path: Path) -> None:
+def test_write_records_reports_progress_and_the_count(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(SINKS[kind], "batch_size", 100)
     config = Config.create("recursive", size=60, unit="words")
     records = []
     for path in sorted(SAMPLE_DOCS.glob("*.txt")):
@@ -616,7 +620,7 @@ def test_write_records_reports_progress_and_the_count(kind: str, tmp_path: Path)
         records += [
             {**r, "doc_id": identity, "path": path.name} for r in chunk_records(cut(text, config))
         ]
-    assert len(records) > 256  # more than one slice
+    assert len(records) > 200  # several slices
     vectors = get_embedder("hash").embed([r["text"] for r in records])
     heard: list[tuple[int, int, str]] = []
     target = sink(kind, tmp_path / "db")
@@ -629,9 +633,12 @@ def test_write_records_reports_progress_and_the_count(kind: str, tmp_path: Path)
         progress=lambda done, total, what: heard.append((done, total, what)),
     )
     assert count == len({(r["doc_id"], r["index"]) for r in records}) == len(records)
-    assert [h[0] for h in heard] == sorted({h[0] for h in heard}) and heard[-1][0] == count
+    assert [h[0] for h in heard] == [min(100 * n, count) for n in range(1, len(heard) + 1)]
+    assert heard[-1][0] == count
     assert {h[1] for h in heard} == {len(records)}
     assert all(target in h[2] for h in heard)
+    with pytest.raises(SinkError, match="no chunks to write"):
+        write_records(target, [], vectors[:0], config=config, model="hash")
     again = write_records(target, records, vectors, config=config, model="hash")
     assert again == count == len(stored(kind, tmp_path / "db", collection_name(config.label())))
 

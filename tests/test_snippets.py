@@ -402,3 +402,39 @@ def test_a_tiktoken_file_unit_has_no_library_snippet(tmp_path) -> None:
         assert made.fidelity == "unavailable" and made.code == ""
         assert "tokenizer.json" in made.note and target in made.note
     assert snippet(config, "python").fidelity == "exact"
+
+
+# --- fidelity follows the Unicode matrix (tests/test_unicode_matrix.py runs the rows) ----
+
+
+def test_only_exact_snippets_name_rows_and_only_rows_of_the_matrix() -> None:
+    from chunking.libraries.text_classes import ROW_NAMES
+
+    named = 0
+    for strategy, target in MAPPINGS:
+        for config in (Config.create(strategy), *LANGCHAIN_EXACT):
+            if config.strategy != strategy:
+                continue
+            made = snippet(config, target)
+            assert set(made.not_exact_on) <= set(ROW_NAMES)
+            if made.fidelity != "exact":
+                assert made.not_exact_on == ()
+            named += bool(made.not_exact_on)
+    assert named  # LangChain's TokenTextSplitter cuts characters in two
+
+
+def test_export_prints_the_rows_a_snippet_is_not_exact_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from chunking.cli import main
+
+    out = tmp_path / "splitter.py"
+    args = ["export", "--strategy", "token", "--param", "size=128", "--to", "langchain"]
+    assert main([*args, "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    declared = snippet(Config.create("token", size=128), "langchain").not_exact_on
+    assert declared
+    line = next(x for x in err.splitlines() if "not exact on" in x)
+    assert all(row in line for row in declared)
+    assert main(["export", "--strategy", "recursive", "--to", "langchain", "-o", str(out)]) == 0
+    assert "not exact on" not in capsys.readouterr().err

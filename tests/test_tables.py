@@ -256,6 +256,14 @@ def test_tsv_and_a_table_in_a_txt_file_are_detected() -> None:
     check_groups(tsv, chunks, "id\tregion\tamount\tnote", "tokens", 40)
 
 
+def test_no_sample_document_is_taken_for_a_table() -> None:
+    samples = Path(__file__).parent.parent / "sample_docs"
+    texts = [p for p in samples.iterdir() if p.suffix in (".txt", ".md", ".json", "")]
+    assert texts
+    for path in texts:
+        assert read_bytes(path.read_bytes(), path.name).kind != "csv", path.name
+
+
 def test_several_header_rows_and_a_named_delimiter() -> None:
     text = "region;sales\n;2024\n" + "".join(f"r{i};{i}\n" for i in range(100))
     chunks = chunking.chunk(

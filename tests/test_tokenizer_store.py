@@ -28,7 +28,8 @@ def test_a_tokenizer_json_becomes_a_unit_counting_in_it(tmp_path: Path) -> None:
     assert path.parent == tmp_path and path.read_bytes() == data
     assert get_sizer(unit).size(TEXT) == get_sizer("model").size(TEXT)
     chunks = chunking.chunk(TEXT, "recursive", size=50, unit=unit)
-    assert all(c.size <= 50 for c in chunks) and "".join(c.text for c in chunks) == TEXT
+    assert len(chunks) > 1 and all(c.size <= 50 for c in chunks)
+    assert all(TEXT[c.start : c.end] == c.text for c in chunks)
 
 
 def test_a_tiktoken_file_becomes_a_unit_counting_in_it(tmp_path: Path) -> None:
@@ -52,7 +53,7 @@ def test_the_same_file_is_kept_once_under_its_hash(tmp_path: Path) -> None:
 def test_stored_names_keep_only_safe_characters() -> None:
     name = stored_name(b"x", "../../etc/pass wd;rm -rf.tiktoken")
     assert "/" not in name and " " not in name and ";" not in name
-    assert name.endswith("-passwdrm-rf.tiktoken")
+    assert name.endswith("-passwdrmrf.tiktoken")
     assert stored_name(b"x", "???.json").endswith("-tokenizer.json")
 
 

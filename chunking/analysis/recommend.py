@@ -30,6 +30,7 @@ falls back to ``"recursive"`` and the reason says so.
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import re
 from collections import Counter
@@ -91,6 +92,7 @@ _TABLE_EXTENSIONS = frozenset({".csv", ".tsv"})
 
 _MD_HEADER = re.compile(r"^ {0,3}#{1,6}[ \t]+\S", re.M)
 _FENCE = re.compile(r"^ {0,3}(?:```|~~~)")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _DOCTYPE = re.compile(r"\A\s*<(?:!doctype\s+html|html)\b", re.I)
 _HTML_TAG = re.compile(
     r"<(?:html|head|body|div|p|h[1-6]|ul|ol|li|table|tr|td|section|article|nav|span|a|br)"
@@ -135,6 +137,12 @@ _EXTRACTED_EXTENSIONS = frozenset({".pdf", ".docx"})
 #: reports that merely mention "herein" or number a list have far fewer.
 LEGAL_TERMS_PER_1000_WORDS = 1.0
 LEGAL_SECTIONS_PER_1000_WORDS = 2.0
+#: Numbered sections structure a text only when they run through it: from the first
+#: heading to one typical section past the last, they span at least this share of it (a
+#: licence appended to a book spans its last few per cent)...
+SECTIONS_SPAN_SHARE = 0.5
+#: ...and are not too sparse: at least one heading per this many words.
+WORDS_PER_SECTION = 5000
 
 #: Cut legal text before ARTICLE/Section headings, then numbered clauses, then paragraphs.
 LEGAL_SEPARATORS = (
@@ -151,13 +159,23 @@ LEGAL_SEPARATORS = (
 
 @dataclass(frozen=True)
 class Recommendation:
-    """A strategy and validated configuration for a document, with the evidence."""
+    """A strategy and validated configuration for a document, with the evidence.
+
+    :attr:`summary` is the suggestion on one line (strategy, size, unit, overlap: what a
+    narrow sidebar shows); :attr:`reason` is why, in a few sentences (behind a "why").
+    """
 
     strategy: str
     config: Config
     reason: str
     #: Detected document type: csv, markdown, legal, code, conversation, html, json or text.
     kind: str
+
+    @property
+    def summary(self) -> str:
+        """``Markdown · 254 model · overlap 38``: :meth:`Config.label` with the
+        strategy's label."""
+        return self.config.label(title=True)
 
 
 @dataclass(frozen=True)
@@ -307,8 +325,13 @@ def _csv(sample: str, extension: str) -> _Profile | None:
 
 
 def _html(sample: str, extension: str) -> _Profile | None:
-    tags = len(_HTML_TAG.findall(sample))
     doctype = _DOCTYPE.match(sample) is not None
+    prose = _without_fenced_code(sample)  # markup shown as code is not the document's
+    tags = len(_HTML_TAG.findall(prose))
+    if extension not in _HTML_EXTENSIONS and not doctype:
+        markdown = extension in _MARKDOWN_EXTENSIONS or _markdown_headers(prose) >= 3
+        if markdown and tags < 10 * max(1, _markdown_headers(prose)):
+            return None  # Markdown structure dominates: its HTML is inline markup
     if extension in _HTML_EXTENSIONS:
         evidence = f"The file has the extension {extension} and {_count(tags, 'HTML tag')}"
     elif doctype or (tags >= 10 and tags * 40 >= len(sample) / 10):
@@ -363,16 +386,74 @@ def _conversation(sample: str, _extension: str) -> _Profile | None:
     )
 
 
+@dataclass(frozen=True)
+class _Sections:
+    """The numbered section headings of a text (ARTICLE/Section headings and numbered
+    clauses), where they run and whether they structure it."""
+
+    headings: int
+    numbered: int
+    #: Where the first heading starts, and how much of the text the headings run
+    #: through (first heading to one median section past the last), as shares of it.
+    start: float
+    span: float
+    words: int
+
+    @property
+    def count(self) -> int:
+        return self.headings + self.numbered
+
+    @property
+    def sparse(self) -> bool:
+        return self.words > self.count * WORDS_PER_SECTION
+
+    @property
+    def structure(self) -> bool:
+        """Whether the sections structure the text: three or more, running through at
+        least :data:`SECTIONS_SPAN_SHARE` of it, one per :data:`WORDS_PER_SECTION` words."""
+        return self.count >= 3 and self.span >= SECTIONS_SPAN_SHARE and not self.sparse
+
+    def why_not(self) -> str:
+        """Why sections that were found do not structure the text ("" when they do)."""
+        if self.count == 0 or self.structure:
+            return ""
+        found = _count(self.count, "numbered section")
+        if self.count < 3:
+            return f"only {found}"
+        if self.span < SECTIONS_SPAN_SHARE:
+            where = f"all come after {self.start:.0%} of the text, an appendix rather than"
+            if self.start < 1 - SECTIONS_SPAN_SHARE:
+                where = f"run through only {self.span:.0%} of the text, a list rather than"
+            return f"the {found} {where} its structure"
+        return f"the {found} are too sparse to structure {_count(self.words, 'word')}"
+
+
+def _sections(sample: str) -> _Sections:
+    headings = [m.start() for m in _LEGAL_HEADING.finditer(sample)]
+    numbered = [m.start() for m in _NUMBERED_SECTION.finditer(sample)]
+    starts = sorted({*headings, *numbered})
+    words = len(sample.split())
+    if not starts:
+        return _Sections(0, 0, 1.0, 0.0, words)
+    gaps = sorted(b - a for a, b in itertools.pairwise(starts))
+    typical = gaps[len(gaps) // 2] if gaps else 0
+    end = min(len(sample), starts[-1] + typical)
+    length = max(len(sample), 1)
+    return _Sections(
+        len(headings), len(numbered), starts[0] / length, (end - starts[0]) / length, words
+    )
+
+
 def _legal(sample: str, _extension: str) -> _Profile | None:
-    headings = len(_LEGAL_HEADING.findall(sample))
-    numbered = len(_NUMBERED_SECTION.findall(sample))
+    found = _sections(sample)
+    headings, numbered = found.headings, found.numbered
     terms = Counter(m.group(0) for m in _LEGAL_TERM.finditer(sample))
     n_terms = sum(terms.values())
     per_thousand_words = 1000 / max(len(sample.split()), 1)
     sections = headings + numbered
     if (
         n_terms < 2
-        or sections < 3
+        or not found.structure
         or n_terms * per_thousand_words < LEGAL_TERMS_PER_1000_WORDS
         or sections * per_thousand_words < LEGAL_SECTIONS_PER_1000_WORDS
     ):
@@ -449,14 +530,17 @@ def _markdown_headers(text: str) -> int:
 
 def _general(sample: str) -> _Profile:
     words = len(sample.split())
-    sections = len(_NUMBERED_SECTION.findall(sample)) + len(_LEGAL_HEADING.findall(sample))
-    if sections < 3:
+    found = _sections(sample)
+    sections = found.count
+    if not found.structure:
+        without = "without headers, code, speaker turns or numbered sections"
+        if found.why_not():
+            without = f"without headers, code or speaker turns ({found.why_not()})"
         return _Profile(
             "text",
             FALLBACK,
             400,
-            f"Found {_count(words, 'word')} of prose without headers, code, speaker turns or "
-            "numbered sections",
+            f"Found {_count(words, 'word')} of prose {without}",
             f'"{FALLBACK}" cuts at paragraphs, then sentences, keeping chunks mid-sized',
         )
     return _Profile(
@@ -482,14 +566,18 @@ def _lines_outside_fences(sample: str) -> list[str]:
 
 
 def _without_fenced_code(sample: str) -> str:
-    """The text with the contents of fenced code blocks removed."""
-    kept: list[str] = []
-    inside = False
-    for line in sample.splitlines():
-        if _FENCE.match(line):
-            inside = not inside
-        elif not inside:
-            kept.append(line)
+    """The text without its fenced code blocks, fences included, as CommonMark reads them
+    (markdown-it-py: a fence closes only on a fence of its own kind and length, so the
+    spec's 32-backtick examples holding ``` lines stay one block each)."""
+    from markdown_it import MarkdownIt
+
+    lines = _LINE_BREAK.split(sample)  # as markdown-it numbers lines
+    dropped = [False] * len(lines)
+    for token in MarkdownIt("commonmark").parse(sample):
+        if token.type == "fence" and token.map:
+            first, end = token.map[0], min(token.map[1], len(lines))
+            dropped[first:end] = [True] * (end - first)
+    kept = [line for line, drop in zip(lines, dropped, strict=True) if not drop]
     return "\n".join(kept)
 
 

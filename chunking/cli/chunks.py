@@ -176,6 +176,9 @@ def _cmd_export(args: argparse.Namespace) -> int:
         seed_tiktoken_cache()  # the standard name then loads offline on this machine too
     note = f": {made.note}" if made.note else ""
     print(f"{PROG}: {args.to} snippet, {made.fidelity}{note}", file=sys.stderr)
+    if made.not_exact_on:
+        rows = "; ".join(made.not_exact_on)
+        print(f"{PROG}: not exact on (docs/unicode_matrix.md): {rows}", file=sys.stderr)
     with output(args.output) as out:
         out.write(made.code)
     return 0

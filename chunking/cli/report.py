@@ -40,8 +40,7 @@ def add_report_parser(commands: Any, options: argparse.ArgumentParser) -> None:
         nargs="+",
         default=[],
         metavar="CONFIG.json",
-        help="configurations to draw next to the first (boundary strip, histograms, "
-        "statistics)",
+        help="configurations to draw next to the first (boundary strip, histograms, statistics)",
     )
     report.set_defaults(handler=run_report)
 

@@ -490,9 +490,9 @@ def _umap_place(projection: Projection, vectors: np.ndarray, rows: np.ndarray) -
     """UMAP's transform of ``rows`` onto ``projection`` (fitted on ``vectors``), with the
     exact cosine neighbours of :func:`exact_knn`'s kind and UMAP's own functions."""
     load_umap()
-    import scipy.sparse
-    from umap.layouts import optimize_layout_euclidean
-    from umap.umap_ import (
+    import scipy.sparse  # type: ignore[import-untyped, unused-ignore]
+    from umap.layouts import optimize_layout_euclidean  # type: ignore[import-untyped, unused-ignore]
+    from umap.umap_ import (  # type: ignore[import-untyped, unused-ignore]
         INT32_MAX,
         INT32_MIN,
         compute_membership_strengths,

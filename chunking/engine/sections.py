@@ -23,11 +23,11 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import accumulate, pairwise
 from typing import Any
 
 from ..model import Piece, in_context
-from ..units import Measures, as_sizer
+from ..units import Measures, Sizer, as_sizer
 from .packing import RunSizes, pack_runs
 from .recursive import fit_span
 from .spans import strip_span
@@ -277,26 +277,31 @@ class SpanSplitter:
         ]
         first = spans[0][0]
         sizer = self.sizer
+        starts, stops = [a for a, _ in spans], [b for _, b in spans]
+        sizes = sizer.span_sizes(text, first, table.end)(starts, stops)
+        # what a model reads of each row alone: the first has the header in its text,
+        # the others carry it (exact from sizes when the unit's joins are)
+        read = dict(zip(spans[:1], sizes[:1], strict=True))
+        if not context:
+            read.update(zip(spans, sizes, strict=True))
+        elif sizer.exact_joins:
+            header = sizer.size(in_context(context, ""))
+            read.update((span, header + n) for span, n in zip(spans[1:], sizes[1:], strict=True))
+        else:
+            rows = [text[a:b] for a, b in spans[1:]]
+            read.update(zip(spans[1:], sizes_in_context(sizer, context, rows), strict=True))
 
         def measure(start: int, end: int) -> int:
+            n = read.get((start, end))
+            if n is not None:
+                return n
             if start == first or not context:
                 return self.measure(start, end)
             return sizer.size(in_context(context, text[start:end]))
 
-        starts, stops = [a for a, _ in spans], [b for _, b in spans]
-        sizes = sizer.span_sizes(text, first, table.end)(starts, stops)
         joins = [sizer.join(text, a[1], b[0]) for a, b in pairwise(spans)]
         runs = RunSizes.from_sizes(spans, sizes, joins, measure, sizer.join_error)
-        header = sizer.size(in_context(context, "")) if context else 0
-
-        def over(k: int, n: int) -> bool:
-            """Whether row ``k`` (the first: with the header in its text) is over the limit
-            with the header it carries; exact from sizes when the unit's joins are."""
-            if k == 0 or sizer.exact_joins:
-                return (header if k else 0) + n > limit
-            return runs.measure(k, k) > limit
-
-        alone = [k for k, n in enumerate(sizes) if over(k, n)]
+        alone = [k for k, span in enumerate(spans) if read[span] > limit]
         groups = list(pack_runs(runs, limit, alone=alone))
         for number, (i, j, size) in enumerate(groups, 1):
             meta: dict[str, Any] = {
@@ -337,6 +342,18 @@ class SpanSplitter:
         runs = RunSizes.of(self.text, spans, self.sizer, self.measure)
         for i, j, size in pack_runs(runs, self.size, overlap_size=self.overlap):
             yield parts[i][0], parts[j][1], size, {"boundary": boundary}
+
+
+def sizes_in_context(sizer: Sizer, context: str, texts: Sequence[str]) -> list[int]:
+    """``sizer.size(in_context(context, t))`` for each of ``texts``, measured as spans of
+    one text, so that a unit reading a region at once (cl100k tokens) encodes it about
+    once instead of once per text."""
+    parts = [in_context(context, t) for t in texts]
+    if not parts:
+        return []
+    starts = list(accumulate((len(p) + 1 for p in parts[:-1]), initial=0))
+    ends = [a + len(p) for a, p in zip(starts, parts, strict=True)]
+    return sizer.span_sizes("\n".join(parts))(starts, ends)
 
 
 class _SpanSet:

@@ -25,6 +25,7 @@ file and what is wrong.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,6 +125,40 @@ def detect_layout(folder: str | Path) -> Layout:
         return CODE
     expected = "; or ".join(" + ".join(files) for files in LAYOUT_FILES.values())
     raise DatasetError(f"{path}: not a known data set layout; expected {expected}")
+
+
+#: Environment variables naming each set's folder.
+DATASET_ENV: Mapping[str, str] = {
+    CHROMA: "CHUNK_EXPLORER_CHROMA_EVAL",
+    CODE: "CHUNK_EXPLORER_CODE_EVAL",
+}
+
+
+def find_dataset(layout: Layout) -> Path:
+    """The folder of a bundled set: ``$CHUNK_EXPLORER_CHROMA_EVAL`` or
+    ``$CHUNK_EXPLORER_CODE_EVAL`` when set, else ``../shared/datasets/<layout>`` or
+    ``./shared/datasets/<layout>`` from the working directory (for the Evaluate page).
+    ``DatasetError`` naming every place tried."""
+    configured = os.environ.get(DATASET_ENV[layout], "").strip()
+    places = (
+        [Path(configured).expanduser()]
+        if configured
+        else [
+            Path.cwd().parent / "shared" / "datasets" / layout,
+            Path.cwd() / "shared" / "datasets" / layout,
+        ]
+    )
+    for place in places:
+        try:
+            if detect_layout(place) == layout:
+                return place
+        except DatasetError:
+            continue
+    tried = ", ".join(str(p) for p in places)
+    raise DatasetError(
+        f"the {layout} data set was not found (tried {tried}); set {DATASET_ENV[layout]} "
+        "to its folder"
+    )
 
 
 def load_dataset(folder: str | Path) -> Dataset:

@@ -37,6 +37,7 @@ chunks), :func:`reasons_table` and :func:`reason_lines` (Compare's sums side by 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -52,6 +53,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ..embedding.base import Embedder
+    from ..embedding.projection import Projection
+    from ..model import Chunk
 
 CUT = "cut by a boundary"
 TRUNCATED = "truncated"
@@ -119,6 +122,19 @@ class Miss:
         return f"{OUT_RANKED}: chunk {self.chunk} holds it{where}"
 
 
+@dataclass(frozen=True)
+class QuestionMarks:
+    """What to mark for one question: the chunks its gold spans touch, the units it
+    retrieved (document, chunk index, rank 1 first) and its misses
+    (filled by :func:`question_marks`)."""
+
+    question: int
+    corpus_id: str
+    gold_chunks: tuple[int, ...]
+    retrieved: tuple[tuple[str, int, int], ...]
+    misses: tuple[Miss, ...] = ()
+
+
 @dataclass(frozen=True, eq=False)
 class Lens:
     """Per-chunk traffic and the misses of one evaluation at one ``top_k``.
@@ -143,6 +159,8 @@ class Lens:
     retrieval: bool
     #: Per question, its misses' positions in :attr:`misses`.
     by_question: tuple[tuple[int, ...], ...] = field(default=())
+    #: Per question, its gold chunks and what it retrieved (see :func:`question_marks`).
+    marks: tuple[QuestionMarks, ...] = field(default=())
 
     @property
     def counts(self) -> dict[str, int]:
@@ -340,13 +358,23 @@ def lens(
     results = evaluation.retrieved
     windows = _Windows(evaluation, embedder)
     pending: list[tuple[int, int, tuple[int, int], np.ndarray]] = []
+    marks = []
     for row, question in enumerate(evaluation.questions):
         doc = docs[question.corpus_id]
         touched = intersecting(doc.spans, question.spans)
         gold[question.corpus_id] += touched
+        golden = tuple(int(i) for i in np.flatnonzero(touched))
         if results is None:
+            marks.append(QuestionMarks(row, question.corpus_id, golden, ()))
             continue
         hit = results[row]
+        returned_units = tuple(
+            (str(cid), int(unit), rank)
+            for rank, (cid, unit) in enumerate(
+                zip(hit.corpus_ids[:k], hit.chunk_indices[:k], strict=True), start=1
+            )
+        )
+        marks.append(QuestionMarks(row, question.corpus_id, golden, returned_units))
         mine = np.zeros(len(doc.chunks), dtype=bool)
         for cid, unit in zip(hit.corpus_ids[:k], hit.chunk_indices[:k], strict=True):
             retrieved[cid][unit] += 1
@@ -377,6 +405,7 @@ def lens(
         misses=tuple(misses),
         retrieval=results is not None,
         by_question=tuple(tuple(m) for m in by_question),
+        marks=tuple(marks),
     )
 
 
@@ -497,37 +526,12 @@ def chunk_colours(lens_: Lens, corpus_id: str, by: str = "retrieved") -> list[An
     return out
 
 
-@dataclass(frozen=True)
-class QuestionMarks:
-    """What to mark for one question: the chunks its gold spans touch, the units it
-    retrieved (document, chunk index, rank 1 first) and its misses."""
-
-    question: int
-    corpus_id: str
-    gold_chunks: tuple[int, ...]
-    retrieved: tuple[tuple[str, int, int], ...]
-    misses: tuple[Miss, ...]
-
-
-def question_marks(evaluation: Evaluation, lens_: Lens, question: int) -> QuestionMarks:
-    """The marks of the question at position ``question`` in the evaluation."""
-    if not 0 <= question < len(evaluation.questions):
-        raise ValueError(f"no question {question}; the evaluation has {len(evaluation.questions)}")
-    q = evaluation.questions[question]
-    spans = lens_.spans[q.corpus_id]
-    gold = tuple(int(i) for i in np.flatnonzero(intersecting(spans, q.spans)))
-    retrieved: tuple[tuple[str, int, int], ...] = ()
-    if evaluation.retrieved is not None:
-        hit = evaluation.retrieved[question]
-        retrieved = tuple(
-            (cid, int(unit), rank)
-            for rank, (cid, unit) in enumerate(
-                zip(hit.corpus_ids[: lens_.top_k], hit.chunk_indices[: lens_.top_k], strict=True),
-                start=1,
-            )
-        )
-    misses = tuple(lens_.question_misses(question))
-    return QuestionMarks(question, q.corpus_id, gold, retrieved, misses)
+def question_marks(lens_: Lens, question: int) -> QuestionMarks:
+    """The marks of the question at position ``question`` in the evaluation: its gold
+    chunks, what it retrieved and its misses."""
+    if not 0 <= question < len(lens_.marks):
+        raise ValueError(f"no question {question}; the lens has {len(lens_.marks)}")
+    return dataclasses.replace(lens_.marks[question], misses=tuple(lens_.question_misses(question)))
 
 
 def nearest_chunk_similarity(questions: np.ndarray, chunks: np.ndarray) -> np.ndarray:
@@ -545,6 +549,45 @@ def nearest_chunk_similarity(questions: np.ndarray, chunks: np.ndarray) -> np.nd
         return x / np.where(norms > 0, norms, 1)
 
     return (unit(q) @ unit(c).T).max(axis=1)
+
+
+@dataclass(frozen=True, eq=False)
+class LensMap:
+    """Chunks and questions on one map.
+
+    ``chunk_coords[i]`` is chunk ``i``'s point; ``question_coords[j]`` question ``j``'s,
+    placed on the fitted map (never refitted); ``nearest[j]`` its highest cosine
+    similarity to any chunk. ``projection`` can be saved
+    (:func:`chunking.embedding.projection.save_projection`) and given back.
+    """
+
+    projection: Projection
+    chunk_coords: np.ndarray
+    question_coords: np.ndarray
+    nearest: np.ndarray
+
+
+def lens_map(
+    chunks: Sequence[Chunk],
+    questions: Sequence[str],
+    embedder: Embedder,
+    dims: int = 2,
+    projection: Projection | None = None,
+) -> LensMap:
+    """The map of one document's ``chunks`` (the texts the model embeds for them,
+    context included: pass an evaluation's ``chunks[corpus_id]`` to get its context)
+    projected with the fixed seed, or on ``projection`` when one is given (a reloaded
+    map: it must have been fitted on these very vectors), and the ``questions`` (their
+    texts) embedded by the same model and placed on that map."""
+    from ..embedding.projection import place, project
+
+    if not chunks:
+        raise ValueError("there is no chunk to map")
+    vectors = embedder.embed([embedded_text(c) for c in chunks])
+    asked = embedder.embed(list(questions))
+    fitted = projection if projection is not None else project(vectors, dims)
+    placed = place(fitted, vectors, asked)
+    return LensMap(fitted, fitted.coords, placed, nearest_chunk_similarity(asked, vectors))
 
 
 def reasons_table(lenses_: Sequence[Lens]) -> pd.DataFrame:

@@ -28,13 +28,19 @@ at least as good whatever follows (a shorter reach can only leave the text betwe
 the two reaches uncovered). Ties go to the placement with the most chunks at their
 reported offsets, then the nearest to them: the library's offset only breaks ties.
 When the reported offsets are already exact, in order and leave only whitespace
-uncovered, that is the answer and nothing is searched.
+uncovered, that is the answer and nothing is searched. Otherwise a greedy pass (one
+partial placement carried along) first gives an upper bound: a partial placement that
+has already left out more is dropped, which on periodic text leaves little to search.
+Invisible characters (ZWJ, a BOM, bidirectional marks) that a library dropped are
+ignored like whitespace when its changed text is looked for.
 
 The search is bounded: at most :data:`MAX_OCCURRENCES` places per chunk (past that,
 those that continue the sequence without a gap, from both ends, the first one after
 it and the reported one), every place up to :data:`_HORIZON` characters past the
-sequence and the first one beyond, and :data:`_BEAM` partial placements from one
-chunk to the next. Within those bounds the uncovered text is the least possible;
+sequence and the first one beyond, :data:`_BEAM` partial placements from one chunk to
+the next, and past :data:`_WORK` pairs of (partial placement, place) for one chunk,
+only the places that continue each placement without a gap and the first one after.
+Within those bounds the uncovered text is the least possible;
 when a bound cut a chunk's places and the result leaves text out, the chunk says so:
 ``"placement capped: ..."``. A chunk none of whose places is at or after the
 sequence (a library that returns a chunk out of order) is placed on its own, nearest
@@ -58,7 +64,7 @@ from bisect import bisect_left, bisect_right, insort
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from ..model import Piece
 from ..units import Sizer
@@ -124,6 +130,21 @@ class _State:
     reach: int
     cost: tuple[int, int, int]
     back: _State | None
+
+
+class _Found(NamedTuple):
+    """A placement of a chunk sequence: a spot per chunk, the chunks whose places were
+    not all tried (when that may have mattered), its cost, and whether every chunk is
+    in the sequence (none placed on its own)."""
+
+    spots: list[_Spot]
+    capped: set[int]
+    cost: tuple[int, int, int]
+    whole: bool
+
+    @property
+    def left_out(self) -> int:
+        return self.cost[0]
 
 
 def _lead(state: _State, solid: Callable[[int], int]) -> tuple[int, int, int]:
@@ -242,7 +263,13 @@ class Aligner:
         spots = self._as_reported(items, bounds)
         capped: set[int] = set()
         if spots is None:
-            spots, capped = self._search(items, bounds)
+            # A greedy pass bounds the full search: no placement that has already left
+            # out more text than the greedy one did can be the best.
+            greedy = self._search(items, bounds, beam=1)
+            best = self._search(items, bounds, bound=greedy.left_out if greedy.whole else None)
+            if greedy.whole and greedy.cost < best.cost:
+                best = greedy._replace(capped=best.capped)
+            spots, capped = best.spots, best.capped
         placed = []
         for k, ((order, item, before), spot) in enumerate(zip(items, spots, strict=True)):
             p = self._placed(order, item, spot, reports_offsets=reports_offsets)
@@ -306,11 +333,17 @@ class Aligner:
         return spots if not self._uncovered(reach, hi) else None
 
     def _search(
-        self, items: Sequence[tuple[int, LibraryChunk, int]], bounds: tuple[int, int]
-    ) -> tuple[list[_Spot], set[int]]:
+        self,
+        items: Sequence[tuple[int, LibraryChunk, int]],
+        bounds: tuple[int, int],
+        *,
+        beam: int = _BEAM,
+        bound: int | None = None,
+    ) -> _Found:
         """The best placement of ``items`` (a dynamic programme over their possible
-        places, see the module docstring), and the chunks whose places were not all
-        tried, when that may have left text out."""
+        places, see the module docstring), carrying at most ``beam`` placements from
+        one chunk to the next and none that leaves out more than ``bound``
+        non-whitespace characters."""
         lo, hi = bounds
         layer = [_State(None, lo, lo, (0, 0, 0), None)]
         chain: list[int] = []
@@ -325,7 +358,7 @@ class Aligner:
                     spots, key=lambda s: -s.start if reported is None else abs(s.start - reported)
                 )
                 continue
-            following, pruned = self._prune(following)
+            following, pruned = self._prune(following, beam, bound)
             cut = cut or pruned or local
             if cut:
                 capped.add(k)
@@ -338,25 +371,32 @@ class Aligner:
             assert state is not None and state.spot is not None
             chosen[k] = state.spot
             state = state.back
-        out_of_order = len(chain) < len(items)
-        return [chosen[k] for k in range(len(items))], capped if cost[0] or out_of_order else set()
+        whole = len(chain) == len(items)
+        spots = [chosen[k] for k in range(len(items))]
+        return _Found(spots, capped if cost[0] or not whole else set(), cost, whole)
 
     def _total(self, state: _State, hi: int) -> tuple[int, int, int]:
         """A complete placement's cost, with the text after its reach up to ``hi``."""
         c = state.cost
         return (c[0] + self._uncovered(state.reach, hi), c[1], c[2])
 
-    def _prune(self, states: list[_State]) -> tuple[list[_State], bool]:
+    def _prune(
+        self, states: list[_State], beam: int = _BEAM, bound: int | None = None
+    ) -> tuple[list[_State], bool]:
         """The placements worth carrying on, by start, and whether some were cut.
 
-        Dropped first: those that one starting no later beats whatever follows
+        Dropped first: those that have left out more than ``bound`` (a placement
+        found before did better; text left out only grows), unless that is all of
+        them; then those that one starting no later beats whatever follows
         (:meth:`_dominates`), checked against the two best candidates met so far (the
         least uncovered text, and the least once the text up to each reach is
         counted), so in linear time. On periodic text that leaves the placement in
-        step with the library and few others. If more than :data:`_BEAM` are left,
-        the most promising are kept: least text uncovered up to the furthest reach of
+        step with the library and few others. If more than ``beam`` are left, the
+        most promising are kept: least text uncovered up to the furthest reach of
         the least-cost ones, then the tie-breakers.
         """
+        if bound is not None:
+            states = [s for s in states if s.cost[0] <= bound] or states
         solid = self.norm.from_source
         kept: list[_State] = []
         least: _State | None = None
@@ -369,7 +409,7 @@ class Aligner:
                 least = state
             if ahead is None or _lead(state, solid) < _lead(ahead, solid):
                 ahead = state
-        if len(kept) <= _BEAM:
+        if len(kept) <= beam:
             return kept, False
         fewest = min(s.cost[0] for s in kept)
         frontier = max(s.reach for s in kept if s.cost[0] == fewest)
@@ -377,7 +417,7 @@ class Aligner:
         def promise(s: _State) -> tuple[int, int, int]:
             return (s.cost[0] + self._uncovered(s.reach, frontier), s.cost[1], s.cost[2])
 
-        return sorted(sorted(kept, key=promise)[:_BEAM], key=lambda s: s.start), True
+        return sorted(sorted(kept, key=promise)[:beam], key=lambda s: s.start), True
 
     def _uncovered(self, lo: int, hi: int) -> int:
         """Non-whitespace characters in ``source[lo:hi]``."""

@@ -3,7 +3,8 @@
 Offsets are the nodes' ``start_char_idx``, which LlamaIndex finds with ``str.find``
 after splitting (``None`` when the text is not found); :mod:`.align` checks them. The
 hierarchical parser reports a child's offset inside its parent's text: it is read as
-the parent's start plus that offset.
+the parent's start plus that offset, and each parent's children are placed, in order,
+inside the parent.
 
 Nothing global is touched: every parser gets its tokenizer (cl100k_base ``encode``,
 offline, or one token per character) and its callback manager explicitly, so

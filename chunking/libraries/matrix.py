@@ -1,9 +1,7 @@
 """The Unicode and repetition matrix: what each library engine does to which text.
 
-Rows are classes of text that break chunkers (:data:`TEXT_CLASSES`), each built from a
-few units of text repeated or mixed (:meth:`TextClass.build`, so that tests can draw
-other repetition counts and mixtures); :func:`measure` runs one engine on one text and
-reports the matrix's columns (:data:`COLUMNS`):
+Rows are classes of text that break chunkers (:mod:`.text_classes`); :func:`measure`
+runs one engine on one text and reports the matrix's columns (:data:`COLUMNS`):
 
 - ``offsets exact or flagged``: how many chunks the library placed or wrote other than
   its own offsets and text say (every chunk is still the exact source slice; these
@@ -17,7 +15,11 @@ reports the matrix's columns (:data:`COLUMNS`):
   source slice (a character cut between tokens and decoded in halves);
 - ``byte-vs-character offset confusion``: chunks whose wrong reported offset is the
   UTF-8 byte offset (or the UTF-16 code-unit offset) of where the text really is;
-- ``time``: seconds for the library and the alignment together.
+- ``time``: seconds for the library and the alignment together (after a first run on a
+  short text, so that loading the library and its models is not counted).
+
+The export snippets declared exact (:data:`SNIPPET_CONFIGS`, every target) are run on
+every row too (:func:`snippet_matrix`), as a user would run them.
 
 ``bench/unicode_matrix.py`` writes the table published as ``docs/unicode_matrix.md``;
 ``tests/test_unicode_matrix.py`` checks every cell's promises. Export snippets
@@ -31,20 +33,15 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final
 
+from ..config import Config, get_strategy
 from .align import BROKEN, flag_kind
+from .text_classes import TEXT_CLASSES, TextClass
 
-REPEATED_PARAGRAPH: Final = "repeated paragraph"
-REPEATED_SENTENCE: Final = "repeated sentence without paragraph breaks"
-CJK: Final = "CJK without spaces"
-EMOJI: Final = "ZWJ emoji and flags"
-COMBINING: Final = "combining accents"
-RTL: Final = "Arabic/Hebrew"
-CRLF: Final = "CRLF"
-BOM: Final = "a BOM"
-TABS_NBSP: Final = "tabs and NBSP"
-ONE_MB_LINE: Final = "a 1 MB single line"
+#: A short text each engine cuts once before it is timed.
+WARM_UP: Final = "A first sentence to load the library. A second one, to be sure.\n\nThe end."
 
 COLUMNS: Final = (
     "offsets exact or flagged",
@@ -54,101 +51,6 @@ COLUMNS: Final = (
     "byte-vs-character offset confusion",
     "time",
 )
-
-
-@dataclass(frozen=True)
-class TextClass:
-    """One row: a kind of text, built from ``units`` joined by ``joiner``."""
-
-    name: str
-    units: tuple[str, ...]
-    #: How many units the matrix's own text has (cycled in order).
-    repeats: int
-    joiner: str = ""
-    prefix: str = ""
-
-    def build(self, picks: Sequence[int] | None = None) -> str:
-        """The text: ``prefix``, then the units at ``picks`` (indices, taken modulo
-        the number of units) joined; by default :attr:`repeats` units in order."""
-        if picks is None:
-            picks = range(self.repeats)
-        return self.prefix + self.joiner.join(self.units[i % len(self.units)] for i in picks)
-
-    @property
-    def text(self) -> str:
-        return self.build()
-
-
-_PARAGRAPH = (
-    "The licensee may renew this agreement each year by written notice sent to the "
-    "licensor at least ninety days earlier.\n\n"
-)
-_SENTENCES = (
-    "The service restarted after the scheduled update and resumed normal operation. ",
-    "No requests were lost while the service restarted. ",
-)
-_CJK = (
-    "東京は日本の首都であり、人口が最も多い都市です。",
-    "我们今天下午去图书馆看书，然后一起吃晚饭。",
-    "한국어문장도띄어쓰기없이이어집니다。",
-)
-_EMOJI = (
-    "Team 👩🏽\u200d💻 shipped the release 🚀 today. ",
-    "Family trip 👨\u200d👩\u200d👧\u200d👦 to 🇯🇵 and 🇫🇷 with 🏳️\u200d🌈 flags. ",
-    "Thumbs 👍🏿 and a kiss 👩\u200d❤️\u200d💋\u200d👨 for everyone. ",
-)
-_COMBINING = (
-    "Cafe\u0301 au lait, cre\u0300me bru\u0302le\u0301e et re\u0301sume\u0301 nai\u0308f. ",
-    "Tie\u0302\u0301ng Vie\u0323\u0302t co\u0301 nhie\u0302\u0300u da\u0302\u0301u. ",
-    "Z\u0327\u0301a\u0308\u0323l\u0336g\u0301o\u0303 text stacks marks. ",
-)
-_RTL = (
-    "مرحبا بالعالم، هذه جملة عربية قصيرة عن الطقس اليوم. ",
-    "שלום עולם, זה משפט קצר בעברית על מזג האוויר. ",
-    "الرقم 42 والنسبة 3.5٪ داخل النص. ",
-)
-_CRLF = (
-    "The first line of a Windows file.\r\n",
-    "The second line ends the paragraph.\r\n\r\n",
-    "A new paragraph begins on this line.\r\n",
-)
-_PLAIN = (
-    "A document saved by a text editor that writes a byte order mark. ",
-    "Its first character is U+FEFF, which is not whitespace.\n\n",
-)
-_TABS = (
-    "Name:\tWidget\u00a0A\tWeight:\u00a0100\u00a0kg\n",
-    "Price:\t12\u202f500\u00a0EUR\tStock:\t\u00a07\u00a0units\n",
-    "\tIndented\u00a0\u00a0line with\u2007figure\u2007space\n",
-)
-
-#: The rows of the matrix, in the order of the published table.
-TEXT_CLASSES: Final = (
-    TextClass(REPEATED_PARAGRAPH, (_PARAGRAPH,), 60),
-    TextClass(REPEATED_SENTENCE, _SENTENCES, 90),
-    TextClass(CJK, _CJK, 90),
-    TextClass(EMOJI, _EMOJI, 90),
-    TextClass(COMBINING, _COMBINING, 90),
-    TextClass(RTL, _RTL, 90),
-    TextClass(CRLF, _CRLF, 120),
-    TextClass(BOM, _PLAIN, 80, prefix="\ufeff"),
-    TextClass(TABS_NBSP, _TABS, 120),
-    TextClass(
-        ONE_MB_LINE,
-        tuple(u.strip() for u in (*_SENTENCES, *_CJK, *_EMOJI, *_COMBINING, *_RTL)),
-        25_000,
-        joiner=" ",
-    ),
-)
-ROW_NAMES: Final = tuple(row.name for row in TEXT_CLASSES)
-
-
-def text_class(name: str) -> TextClass:
-    """The row called ``name``."""
-    for row in TEXT_CLASSES:
-        if row.name == name:
-            return row
-    raise ValueError(f"unknown text class {name!r}; choose one of: {', '.join(ROW_NAMES)}")
 
 
 # --- measuring one engine on one text ----------------------------------------------------
@@ -205,8 +107,6 @@ def engine_params(name: str) -> dict[str, Any]:
     enough for several chunks per text (128 tokens or 512 of another unit, an eighth of
     it overlapping) and the fast fake embedder for the semantic ones (the offsets do not
     depend on the model)."""
-    from ..config import get_strategy
-
     spec = get_strategy(name)
     params: dict[str, Any] = {}
     if "model" in spec.param_names:
@@ -227,7 +127,6 @@ def engine_params(name: str) -> dict[str, Any]:
 def measure(name: str, text: str, params: dict[str, Any] | None = None) -> Cell:
     """Run engine ``name`` (with ``params``, by default :func:`engine_params`) on
     ``text`` and fill the matrix's columns."""
-    from ..config import Config
     from ..core import run
 
     config = Config.create(name, **(engine_params(name) if params is None else params))
@@ -236,20 +135,30 @@ def measure(name: str, text: str, params: dict[str, Any] | None = None) -> Cell:
         chunks = run(text, config)
     except ValueError as exc:
         return Cell(error=str(exc), seconds=time.perf_counter() - started)
-    cell = Cell(chunks=len(chunks), seconds=time.perf_counter() - started)
+    return summarise(text, chunks, time.perf_counter() - started)
+
+
+def summarise(text: str, chunks: Sequence[Any], seconds: float = 0.0) -> Cell:
+    """The matrix's columns for an engine's ``chunks`` of ``text``."""
+    cell = Cell(chunks=len(chunks), seconds=seconds)
     for c in chunks:
         kinds = {flag_kind(f) for f in c.flags}
         placement = sorted(k for k in kinds if k.startswith(_PLACEMENT_KINDS))
         cell.flagged.update(placement)
         cell.flagged_chunks += bool(placement)
         cell.over_limit += any(k.startswith("over limit") for k in kinds)
-        library_text = c.metadata.get("library_text", c.text)
-        cell.replacement += library_text.count(BROKEN) > c.text.count(BROKEN)
+        cell.replacement += replaced(c)
         cell.byte_offsets += _offset_in_other_units(text, c.start, c.metadata.get("library_start"))
     cell.left_out = _uncovered(text, [(c.start, c.end) for c in chunks])
     declared = [(a, b) for c in chunks for a, b in c.metadata.get("left_out", ())]
     cell.left_out_flagged = _solid(text, declared)
     return cell
+
+
+def replaced(chunk: Any) -> bool:
+    """Whether the library's text of ``chunk`` holds U+FFFD that its slice does not."""
+    library_text = chunk.metadata.get("library_text", chunk.text)
+    return bool(library_text.count(BROKEN) > chunk.text.count(BROKEN))
 
 
 def _offset_in_other_units(text: str, start: int, reported: Any) -> bool:
@@ -299,8 +208,150 @@ def matrix(
     out: dict[str, dict[str, Cell]] = {}
     for name in names or engines():
         out[name] = {}
+        measure(name, WARM_UP)  # load the library (and its models) before timing
         for row in rows:
             if progress is not None:
                 progress(name, row.name)
             out[name][row.name] = measure(name, row.text)
+    return out
+
+
+# --- export snippets declared exact, on every row -------------------------------------
+
+#: Configurations whose export snippets are declared exact for some target; the matrix
+#: runs each exact one on every row.
+SNIPPET_CONFIGS: Final = (
+    ("recursive", {"size": 400, "overlap": 50}),
+    ("recursive", {"unit": "model", "size": 128, "overlap": 16}),
+    ("token", {"size": 128, "overlap": 16}),
+)
+
+#: Reads a JSON list of texts on stdin, prints the snippet's chunks of each as JSON.
+_RUNNER = """
+
+if __name__ == "__main__":
+    import json as _json
+    import sys as _sys
+
+    _texts = _json.loads(_sys.stdin.buffer.read().decode("utf-8"))
+    _sys.stdout.buffer.write(_json.dumps([split(_t) for _t in _texts]).encode("utf-8"))
+"""
+
+
+@dataclass
+class SnippetCell:
+    """One exact snippet on one text: whether it returns our chunk texts."""
+
+    chunks: int = 0
+    #: Chunks that are not ours (counted by position, plus any difference in number).
+    different: int = 0
+    #: Chunks of the snippet's output that hold U+FFFD where ours do not.
+    replacement: int = 0
+    seconds: float = 0.0
+
+    @property
+    def exact(self) -> bool:
+        return self.different == 0
+
+    def text(self) -> str:
+        if self.exact:
+            return f"exact ({self.chunks} chunks)"
+        fffd = f", {self.replacement} with U+FFFD" if self.replacement else ""
+        return f"differs: {self.different} of {self.chunks} chunks{fffd}"
+
+
+def exact_snippets() -> list[tuple[Config, str]]:
+    """Every (configuration, target) of :data:`SNIPPET_CONFIGS` whose snippet is
+    declared exact."""
+    from ..output.snippets import TARGETS, snippet
+
+    out: list[tuple[Config, str]] = []
+    for strategy, params in SNIPPET_CONFIGS:
+        config = Config.create(strategy, **params)
+        out.extend((config, t) for t in TARGETS if snippet(config, t).fidelity == "exact")
+    return out
+
+
+def snippet_label(config: Config, target: str) -> str:
+    """``"langchain: recursive · 400 chars · overlap 50"``."""
+    return f"{target}: {config.label()}"
+
+
+def run_snippet(config: Config, target: str, texts: Sequence[str], folder: Path) -> list[list[str]]:
+    """The chunk texts that ``config``'s export snippet for ``target`` returns on each of
+    ``texts``, run as a user would: Python snippets in a fresh interpreter (texts sent
+    as JSON, so nothing is re-encoded), the command line on a UTF-8 file per text.
+    ``folder`` is a scratch directory."""
+    import json
+    import os
+    import shlex
+    import subprocess
+    import sys
+
+    from ..output.snippets import seed_tiktoken_cache, snippet
+
+    seed_tiktoken_cache()  # tiktoken's standard names then load offline
+    made = snippet(config, target)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    if target == "cli":
+        words = shlex.split(made.code)  # shell words, as a shell would read them
+        words[0] = str(Path(sys.executable).with_name("chunk-explorer"))
+        out = []
+        for i, text in enumerate(texts):
+            path = folder / f"text{i}.txt"
+            path.write_bytes(text.encode("utf-8"))
+            argv = [str(path) if w == "INPUT.txt" else w for w in words]
+            done = subprocess.run(argv, capture_output=True, env=env, check=True)
+            rows = done.stdout.decode("utf-8").splitlines()
+            out.append([json.loads(row)["text"] for row in rows])
+        return out
+    script = folder / "snippet.py"
+    script.write_text(made.code + _RUNNER, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        input=json.dumps(list(texts)).encode("utf-8"),
+        capture_output=True,
+        env=env,
+        cwd=folder,
+        check=True,
+    )
+    result: list[list[str]] = json.loads(done.stdout.decode("utf-8"))
+    return result
+
+
+def ours(config: Config, target: str, text: str) -> list[str]:
+    """Our chunk texts for what the snippet is given: the text itself, or for the
+    command line the text read back from its UTF-8 file (a BOM is read as the
+    encoding's mark, as the app reads an upload)."""
+    from ..core import run
+
+    if target == "cli":
+        from ..documents.io import read_bytes
+
+        text = read_bytes(text.encode("utf-8"), "text.txt").text
+    return [c.text for c in run(text, config)]
+
+
+def compare(mine: Sequence[str], theirs: Sequence[str], seconds: float = 0.0) -> SnippetCell:
+    """How far a snippet's chunks are from ours."""
+    different = sum(a != b for a, b in zip(mine, theirs, strict=False))
+    different += abs(len(mine) - len(theirs))
+    fffd = sum(t.count(BROKEN) > m.count(BROKEN) for m, t in zip(mine, theirs, strict=False))
+    return SnippetCell(len(theirs), different, fffd, seconds)
+
+
+def snippet_matrix(
+    folder: Path, rows: Sequence[TextClass] = TEXT_CLASSES
+) -> dict[str, dict[str, SnippetCell]]:
+    """Every exact snippet on every row: label -> row name -> cell."""
+    texts = [row.text for row in rows]
+    out: dict[str, dict[str, SnippetCell]] = {}
+    for config, target in exact_snippets():
+        started = time.perf_counter()
+        got = run_snippet(config, target, texts, folder)
+        seconds = (time.perf_counter() - started) / len(rows)
+        out[snippet_label(config, target)] = {
+            row.name: compare(ours(config, target, row.text), theirs, seconds)
+            for row, theirs in zip(rows, got, strict=True)
+        }
     return out

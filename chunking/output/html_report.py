@@ -24,7 +24,7 @@ from __future__ import annotations
 import html
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final
 
@@ -172,17 +172,20 @@ def document_report(
     chunks: Sequence[Chunk] | None = None,
     *,
     compare: Sequence[Config] = (),
+    report: Report | None = None,
     max_chars: int = REPORT_CHARS,
 ) -> str:
-    """The HTML report of ``config`` on ``document`` (``chunks`` when already cut).
+    """The HTML report of ``config`` on ``document`` (``chunks`` when already cut, and
+    their ``report`` from :func:`~chunking.analysis.report.make_report` when already made,
+    as the app has them).
 
     With ``compare``, the other configurations are cut too and drawn next to it:
     boundary strip, histograms and one statistics row each. ``ValueError`` from any
     configuration that cannot cut the document.
     """
     chunks = list(chunks) if chunks is not None else run(document.text, config)
-    sentences = sentence_spans(document.text)
-    report = make_report(document, config, chunks, sentences=sentences)
+    if report is None:
+        report = make_report(document, config, chunks, sentences=sentence_spans(document.text))
     unit = config.unit
     summary = report.summary[unit]
     sections = [
@@ -205,7 +208,7 @@ def document_report(
         _table(_summary_table(report)),
     ]
     if compare:
-        sections.append(_comparison_html(document, [config, *compare], {0: (chunks, report)}))
+        sections.append(_comparison_html(document, [config, *compare], report))
     legend = HIERARCHY_LEGEND_HTML if is_nested(chunks) else LEGEND_HTML
     sections += [
         "<h2>Document with chunk boundaries</h2>",
@@ -222,18 +225,18 @@ def document_report(
 def _comparison_html(
     document: Document,
     configs: Sequence[Config],
-    known: Mapping[int, tuple[Sequence[Chunk], Report]],
+    first: Report,
 ) -> str:
+    """Boundary strip, histograms and a statistics row per configuration; ``first`` is
+    the report of ``configs[0]``, already made."""
     import pandas as pd
 
     sentences = sentence_spans(document.text)
-    names, reports = [], []
+    names, reports = [], [first]
     for number, config in enumerate(configs):
         letter = chr(ord("A") + number) if number < 26 else str(number + 1)
         names.append(f"{letter} · {config.label(title=True)}")
-        if number in known:
-            reports.append(known[number][1])
-        else:
+        if number:
             cut = run(document.text, config)
             reports.append(make_report(document, config, cut, sentences=sentences))
     lanes = {name: r.boundaries for name, r in zip(names, reports, strict=True)}

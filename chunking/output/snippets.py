@@ -6,7 +6,11 @@ so that it can be pasted into a pipeline as it is. :data:`MAPPINGS` declares, fo
 strategy and target, how faithful the snippet is:
 
 - ``exact``: the same chunk texts as ours (``tests/test_snippets.py`` runs every exact
-  snippet in a fresh interpreter on every sample document and the chroma-eval corpora);
+  snippet in a fresh interpreter on every sample document and the chroma-eval corpora),
+  except on the rows of the Unicode and repetition matrix that it names in
+  ``not_exact_on`` (:mod:`chunking.libraries.text_classes`, published in
+  ``docs/unicode_matrix.md``; ``tests/test_unicode_matrix.py`` runs every exact snippet
+  on every row and checks the list both ways);
 - ``approximate``: the closest settings of the target; the note says what differs;
 - ``unavailable``: the target has no equivalent; the note says why.
 
@@ -38,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config
+from ..libraries.text_classes import CJK, COMBINING, EMOJI, ONE_MB_LINE, RTL, TABS_NBSP
 from ..units import TOKENIZER_PREFIX
 
 TARGETS = ("langchain", "llamaindex", "chonkie", "semchunk", "python", "cli")
@@ -55,6 +60,10 @@ class Snippet:
     fidelity: str
     code: str
     note: str = ""
+    #: For an exact snippet, the rows of the Unicode matrix (text classes, see
+    #: :data:`chunking.libraries.text_classes.TEXT_CLASSES`) where it does not give our
+    #: chunks.
+    not_exact_on: tuple[str, ...] = ()
 
     @property
     def language(self) -> str:
@@ -190,6 +199,10 @@ def _langchain_recursive(config: Config) -> Snippet:
     )
 
 
+#: Rows of the Unicode matrix where cl100k tokens cut characters in two.
+_CUT_CHARACTERS = (CJK, EMOJI, COMBINING, RTL, TABS_NBSP, ONE_MB_LINE)
+
+
 def _langchain_token(config: Config) -> Snippet:
     p = config.params
     code = _lines(
@@ -208,6 +221,7 @@ def _langchain_token(config: Config) -> Snippet:
         "where a token boundary falls inside a multi-byte character (an emoji, CJK), "
         "LangChain decodes the halves as U+FFFD and here the character is kept whole; "
         "the chunks are the same on text without such boundaries",
+        not_exact_on=_CUT_CHARACTERS,
     )
 
 

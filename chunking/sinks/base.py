@@ -17,6 +17,7 @@ Nothing here imports a database library: each kind's module does, when it is use
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -193,6 +194,8 @@ class Batch:
     def from_records(cls, records: Sequence[Mapping[str, Any]], vectors: Any) -> Batch:
         """Records as :func:`chunking.output.export.chunk_records` makes them, with
         ``doc_id`` and ``path`` added; ``metadata`` an object or its JSON."""
+        if not records:
+            raise SinkError("no chunks to write")
         columns: dict[str, list[Any]] = {name: [] for name in FIELDS}
         for row in records:
             for name in FIELDS:
@@ -267,7 +270,7 @@ class Hit:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return dataclasses.asdict(self)
 
 
 # -------------------------------------------------------------------------- lock
@@ -314,6 +317,8 @@ class Sink(ABC):
     title: ClassVar[str]
     #: The modules the kind needs (for the install hint).
     modules: ClassVar[tuple[str, ...]]
+    #: Records sent to the database at once.
+    batch_size: ClassVar[int] = BATCH
 
     def __init__(self, target: Target, collection: str) -> None:
         self.target = target

@@ -25,6 +25,8 @@ class ChromaSink(Sink):
     kind = "chroma"
     title = "Chroma"
     modules = ("chromadb",)
+    #: Below Chroma's largest batch (5,461 records here).
+    batch_size = 4096
 
     def __init__(self, target: Target, collection: str) -> None:
         super().__init__(target, collection)
@@ -32,7 +34,8 @@ class ChromaSink(Sink):
         from chromadb.config import Settings
 
         settings = Settings(anonymized_telemetry=False, allow_reset=False)
-        self._client = chromadb.PersistentClient(path=str(target.path), settings=settings)
+        # Any: the ClientAPI type lacks close(), which the client it returns has
+        self._client: Any = chromadb.PersistentClient(path=str(target.path), settings=settings)
         self._collection: Any = None
 
     @classmethod

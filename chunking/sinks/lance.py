@@ -27,6 +27,8 @@ class LanceSink(Sink):
     kind = "lancedb"
     title = "LanceDB"
     modules = ("lancedb",)
+    #: Each merge_insert makes a table version: few, large ones (6x faster to re-upsert).
+    batch_size = 4096
 
     def __init__(self, target: Target, collection: str) -> None:
         super().__init__(target, collection)

@@ -101,7 +101,7 @@ class SinkWriter:
             self.sink.create(self.written)
             self._exists = True
         done = 0
-        for part in batch.slices():
+        for part in batch.slices(self.sink.batch_size):
             self.sink.upsert(part, self.written.label)
             self._wrote = True
             done += len(part)

@@ -85,7 +85,7 @@ def test_upload_then_change_the_size(page: Page, app_url: str) -> None:
     expect(_metric(page, "Chunks")).to_have_text(f"{first:,}")
     expect(_sidebar(page).get_by_text("essay.txt · text")).to_be_visible()
     assert _histogram_values(page) == first
-    assert _histogram_limit(page) == 1000
+    assert _histogram_limit(page) == chunking.get_strategy("recursive").param("size").default
 
     _set_number(page, "size", 400)
     second = len(chunking.chunk(essay, size=400))
