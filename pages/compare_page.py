@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 
 import pandas as pd
 import streamlit as st
 
 from chunking import Chunk, Config
 from chunking.analysis.report import Report, agreement_matrix
+from chunking.evaluation.lens import reason_lines, reasons_table
+from chunking.output.html_report import document_report
 from chunking.viz.figures import agreement_heatmap, boundary_strip, histogram_panels
 from chunking.viz.render import render_window
 from pages import cached, sidebar, widgets
@@ -123,6 +126,65 @@ def side_by_side_section(
             st.html(render_window(text, chunked[letter], start, end, unit=unit))
 
 
+def misses_section() -> None:
+    """Why retrieval missed, per configuration of the last evaluation, side by side."""
+    shared = widgets.shared_lens()
+    if shared is None:
+        widgets.no_lens_notice("Comparing why retrieval misses")
+        return
+    lines = reason_lines(shared.lenses)
+    if not lines:
+        st.info("The last evaluation retrieved nothing (no embedding model): no miss to compare.")
+        return
+    k = shared.lenses[0].top_k
+    st.caption(
+        f"From the last evaluation on the Evaluate page: {len(shared.questions)} questions, "
+        f"top {k}, {len(shared.lenses)} configuration(s). Counts are missed gold spans."
+    )
+    st.markdown("\n".join(f"- {line}" for line in lines))
+    st.dataframe(
+        reasons_table(shared.lenses),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "never_retrieved_share": st.column_config.NumberColumn(
+                "never retrieved", format="percent"
+            )
+        },
+        key="cmp_reasons",
+    )
+
+
+def download_section(
+    source: cached.Source,
+    configs: Mapping[str, Config],
+    chunked: Mapping[str, tuple[Chunk, ...]],
+    analyses: Mapping[str, Report],
+) -> None:
+    """The first configuration's report with the others side by side, built on click."""
+    first, *others = chunked
+    report = widgets.deferred(
+        partial(
+            document_report,
+            compare=[configs[x] for x in others],
+            report=analyses[first],
+        ),
+        source.document,
+        configs[first],
+        chunked[first],
+    )
+    stem = f"{source.document.name.rsplit('.', 1)[0]}-compare"
+    widgets.download_buttons(
+        [("Download the report (HTML)", report, "report.html", "text/html")], stem, key="cmp_dl_"
+    )
+    st.caption(
+        f"One self-contained file (no network request): {first}'s boundary view, histogram, "
+        "statistics and code, with the boundary strip, histograms and statistics of "
+        + ", ".join(others)
+        + " side by side."
+    )
+
+
 def main() -> None:
     source = sidebar.require_source()
     first = sidebar.require_config()
@@ -143,11 +205,15 @@ def main() -> None:
     agreement_section(analyses)
     st.subheader("Side by side")
     side_by_side_section(text, configs, chunked, names)
+    st.subheader("Why retrieval misses")
+    misses_section()
     st.subheader("Export as code")
     for column, letter in zip(st.columns(len(chunked)), chunked, strict=True):
         with column:
             st.markdown(f"**{names[letter]}**")
             widgets.code_export(configs[letter], key=f"cmp.code.{letter}")
+    st.subheader("Download")
+    download_section(source, configs, chunked, analyses)
 
 
 if __name__ == "__main__":  # Streamlit runs a page as __main__; importing it draws nothing

@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from chunking import UNITS, Config, strategies
+from chunking import UNITS, Chunk, Config, strategies
 from chunking.embedding.models import EmbeddingError, get_embedder
 from chunking.embedding.registry import named_models
 from chunking.evaluation import (
@@ -37,6 +38,25 @@ from chunking.evaluation import (
 from chunking.evaluation.advice import report
 from chunking.evaluation.context import header_contexts
 from chunking.evaluation.core import embedded_chunk_texts, retrieve, searched_texts
+from chunking.evaluation.datasets import (
+    ATTRIBUTION,
+    CHROMA,
+    CODE,
+    Dataset,
+    DatasetError,
+    Layout,
+    evaluate_given,
+    find_dataset,
+    load_dataset,
+)
+from chunking.evaluation.lens import (
+    SUMMARY_COLUMNS,
+    Lens,
+    display_columns,
+    lenses,
+    with_lens_columns,
+)
+from chunking.evaluation.passk import FOUND_AT, check_ks, with_k_columns
 from chunking.evaluation.sweep import (
     SHARE_COLUMNS,
     Digest,
@@ -61,8 +81,15 @@ from chunking.evaluation.techniques import (
     WINDOW,
     Technique,
 )
+from chunking.evaluation.typed import SEPARATOR, parse_typed_questions
+from chunking.output.html_report import evaluation_display, evaluation_report
 from chunking.units import DEFAULT_MODEL
-from chunking.viz.evaluation import metrics_vs_size, question_scores, technique_deltas
+from chunking.viz.evaluation import (
+    metrics_vs_size,
+    pass_at_k_chart,
+    question_scores,
+    technique_deltas,
+)
 from chunking.viz.evidence import EVIDENCE_CSS, LEGEND_HTML, evidence_html
 from pages import cached, sidebar, widgets
 
@@ -77,6 +104,8 @@ MODELS = {
 }
 BUNDLED = "chroma-eval (bundled questions)"
 OWN = "My document + question file"
+TYPED = "questions typed here"
+OWN_SOURCES = ("a question file", TYPED)
 #: Returned units offered in the form (``window`` takes its N from a number box).
 RETURNED = {"chunk": "the chunk", "parent": "its parent (parent-child)", "window": "a window"}
 #: Contexts the page offers: the ``llm`` one runs a language model per chunk, which is
@@ -147,12 +176,24 @@ def bundled_questions() -> QuestionSet | None:
         " · ".join(
             f"{k}: {counts.get(k, 0)} questions, {len(v):,} chars" for k, v in documents.items()
         )
+        + f" · data: {ATTRIBUTION[CHROMA]}"
     )
     return QuestionSet("chroma:" + ",".join(sorted(chosen)), documents, questions)
 
 
 def own_questions() -> QuestionSet | None:
     document = sidebar_document()
+    how = st.radio(
+        "Questions from",
+        OWN_SOURCES,
+        horizontal=True,
+        persist_state=widgets.PERSIST,
+        key=f"{P}own_from",
+        help="Questions generated on the LLM tools page come as a question file: download "
+        "it there and upload it here.",
+    )
+    if how == TYPED:
+        return typed_questions(document)
     upload = st.file_uploader(
         "Question file (.csv or .jsonl)",
         type=["csv", "jsonl", "json", "ndjson"],
@@ -178,6 +219,58 @@ def own_questions() -> QuestionSet | None:
     questions_key = cached.text_key(upload.getvalue().decode("utf-8", "replace"))
     key = f"own:{cached.text_key(document[1])}:{questions_key}"
     return QuestionSet(key, documents, questions)
+
+
+def typed_questions(document: tuple[str, str] | None) -> QuestionSet | None:
+    """Questions typed one per line, each with an optional answer excerpt located in the
+    document (its gold span); what became of every line is shown, none is dropped."""
+    typed = st.text_area(
+        "Questions, one per line",
+        "",
+        height=140,
+        persist_state=widgets.PERSIST,
+        key=f"{P}typed",
+        placeholder=f"What does the document say about X? {SEPARATOR} an excerpt copied "
+        "from the document\nAnother question",
+        help=f"Write `question {SEPARATOR} excerpt`. The excerpt is located in the document, "
+        "exactly or as a near match, and becomes the question's gold span; a question whose "
+        "excerpt is not found (or that has none) is listed but not evaluated.",
+    )
+    if document is None:
+        return None
+    if not typed.strip():
+        st.info(f"Type questions, one per line, as `question {SEPARATOR} excerpt`.")
+        return None
+    documents = {document[0]: document[1]}
+    try:
+        parsed = parse_typed_questions(typed, documents)
+    except ValueError as exc:
+        st.error(f"The typed questions cannot be used: {exc}")
+        return None
+    st.caption(parsed.describe())
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "line": [t.line for t in parsed.lines],
+                "question": [t.question for t in parsed.lines],
+                "status": [t.status for t in parsed.lines],
+                "where": [t.describe() for t in parsed.lines],
+            }
+        ),
+        hide_index=True,
+        width="stretch",
+        key=f"{P}typed_lines",
+    )
+    if parsed.unevaluated:
+        st.warning(
+            "Not evaluated (no gold span):\n\n- "
+            + "\n- ".join(f"{t.describe()} — {t.question}" for t in parsed.unevaluated)
+        )
+    if not parsed.questions:
+        st.error("No typed question has an excerpt found in the document: nothing to evaluate.")
+        return None
+    key = f"typed:{cached.text_key(document[1])}:{cached.text_key(typed)}"
+    return QuestionSet(key, documents, parsed.questions)
 
 
 # --------------------------------------------------------------------- configurations
@@ -329,6 +422,19 @@ def technique_controls() -> Technique | str:
 # ------------------------------------------------------------------------ evaluation
 
 
+@dataclass(frozen=True, eq=False)
+class Lensed:
+    """A sweep's digest with the retrieval lens of every evaluation (in the table's
+    order), the chunks it evaluated per document and the model name that loads its
+    embedder. The cached sweep returns its fields as a tuple: a class of a page run as
+    ``__main__`` cannot be pickled."""
+
+    digest: Digest
+    lenses: tuple[Lens, ...]
+    chunks: tuple[Mapping[str, tuple[Chunk, ...]], ...]
+    models: tuple[str | None, ...]
+
+
 @st.cache_data(show_spinner=False, max_entries=16)
 def _sweep(
     set_key: str,
@@ -337,17 +443,27 @@ def _sweep(
     technique_json: str,
     models: tuple[str, ...],
     _qs: QuestionSet,
-) -> Digest:
+) -> tuple[
+    Digest, tuple[Lens, ...], tuple[Mapping[str, tuple[Chunk, ...]], ...], tuple[str | None, ...]
+]:
     # No Streamlit call in here: a cached function's elements are replayed on a cache
     # hit, and a progress bar created outside cannot be. warm_up() shows the progress.
     grid = Grid.from_dict(json.loads(grid_json))
     settings = Settings(**json.loads(settings_json))
     technique = Technique(**json.loads(technique_json))
+    embedders = {m: get_embedder(m) for m in models}
     results = [
-        sweep(_qs.documents, _qs.questions, grid, get_embedder(m), settings, None, technique)
+        sweep(_qs.documents, _qs.questions, grid, embedders[m], settings, None, technique)
         for m in models
     ]
-    return digest(merge_results(results))
+    merged = merge_results(results)
+    loads = {e.name: m for m, e in embedders.items()}
+    return (
+        digest(merged),
+        tuple(lenses(merged.evaluations, {e.name: e for e in embedders.values()})),
+        tuple(dict(e.chunks) for e in merged.evaluations),
+        tuple(loads.get(e.model or "") for e in merged.evaluations),
+    )
 
 
 def grid_json(grid: Grid) -> str:
@@ -380,9 +496,9 @@ def warm_up(qs: QuestionSet, grid: Grid, model: str, technique: Technique, run_k
 
 def run_sweep(
     qs: QuestionSet, grid: Grid, settings: Settings, models: list[str], technique: Technique
-) -> tuple[Digest, tuple[int, int]] | None:
-    """The sweep's results (cached) and (texts requested, texts embedded), after embedding
-    what it needs with a progress bar."""
+) -> tuple[Lensed, tuple[int, int]] | None:
+    """The sweep's results with their lenses (cached) and (texts requested, texts
+    embedded), after embedding what it needs with a progress bar."""
     settings_json = json.dumps(asdict(settings), sort_keys=True)
     technique_json = json.dumps(asdict(technique), sort_keys=True)
     key = (qs.key, grid_json(grid), settings_json, technique_json, tuple(models))
@@ -394,7 +510,7 @@ def run_sweep(
             requested, embedded = st.session_state[f"{P}warmed"][run_key]
             counts = [counts[0] + requested, counts[1] + embedded]
         with st.spinner("Scoring…" if technique.embedding == "naive" else "Late embedding…"):
-            result = _sweep(*key, qs)
+            result = Lensed(*_sweep(*key, qs))
     except EmbeddingError as exc:
         st.error(f"The embedding model cannot be used: {exc}")
         return None
@@ -422,9 +538,19 @@ def share_labels(table: pd.DataFrame) -> list[str]:
     return [c for c in labelled_table(table[list(SHARE_COLUMNS)]).columns]
 
 
-def results_view(result: Digest, counts: tuple[int, int]) -> None:
-    table = result.table
-    show_table(labelled_table(table), f"{P}results", share_labels(table))
+def results_view(result: Digest, counts: tuple[int, int], seen: Sequence[Lens] = ()) -> None:
+    table = with_lens_columns(result.table, seen) if seen else result.table
+    shown = labelled_table(table.drop(columns=list(SUMMARY_COLUMNS), errors="ignore"))
+    for column, values in display_columns(table).items():
+        shown[column] = values
+    show_table(shown, f"{P}results", share_labels(table))
+    if display_columns(table):
+        st.caption(
+            "Missed gold spans by reason: **cut by a boundary** (no chunk holds the answer "
+            "whole), **truncated** (it lies past the model's window inside its chunk), "
+            "**out-ranked** (a chunk holds it but ranked below k); **never retrieved %**: "
+            "chunks no question retrieved. The Map, Explore and Compare pages show this lens."
+        )
     if table["model"].nunique(dropna=False) > 1:
         st.markdown("**Per model**: what a faster model costs in recall.")
         wide = models_side_by_side(table)
@@ -437,6 +563,18 @@ def results_view(result: Digest, counts: tuple[int, int]) -> None:
         on_click="ignore",
         key=f"{P}download",
     )
+    if seen:
+        st.download_button(
+            "Download per-chunk traffic (CSV)",
+            widgets.deferred(per_chunk_csv, seen),
+            file_name="chunk-traffic.csv",
+            mime="text/csv",
+            on_click="ignore",
+            key=f"{P}download_per_chunk",
+            help="One row per chunk and configuration: how many questions retrieved it "
+            "(retrieved), how many have gold text in it (gold), how many did both (hits); "
+            "the same file as chunk-explorer evaluate --per-chunk.",
+        )
     requested, embedded = counts
     if requested:
         st.caption(
@@ -446,6 +584,11 @@ def results_view(result: Digest, counts: tuple[int, int]) -> None:
     if result.skipped:
         st.warning("Skipped:\n\n- " + "\n- ".join(result.skipped))
     st.plotly_chart(metrics_vs_size(table), key=f"{P}chart")
+
+
+def per_chunk_csv(seen: Sequence[Lens]) -> str:
+    """Every lens's per-chunk traffic as one CSV."""
+    return pd.concat([one.per_chunk() for one in seen], ignore_index=True).to_csv(index=False)
 
 
 def advice_view(result: Digest) -> None:
@@ -467,7 +610,7 @@ def snapshot_label(snap: Snapshot) -> str:
     return f"{snap.label} · {model}" if model else snap.label
 
 
-def question_view(result: Digest, qs: QuestionSet) -> None:
+def question_view(result: Digest, qs: QuestionSet, seen: Sequence[Lens] = ()) -> None:
     labels = [snapshot_label(s) for s in result.snapshots]
     chosen = st.selectbox(
         "Configuration",
@@ -476,8 +619,12 @@ def question_view(result: Digest, qs: QuestionSet) -> None:
         persist_state=widgets.PERSIST,
         key=f"{P}inspect_config",
     )
-    snap = result.snapshots[min(chosen or 0, len(labels) - 1)]
+    at = min(chosen or 0, len(labels) - 1)
+    snap = result.snapshots[at]
     frame = snap.per_question
+    one = seen[at] if seen else None
+    if one is not None and one.retrieval:
+        misses_table(frame, qs, one)
     index = question_select(qs, f"{P}question")
     row = frame.iloc[index]
     cols = st.columns(5)
@@ -488,11 +635,46 @@ def question_view(result: Digest, qs: QuestionSet) -> None:
     question = qs.questions[index]
     text = qs.documents[question.corpus_id]
     hits = snap.hits[index]
+    if one is not None and one.retrieval:
+        misses = one.question_misses(index)
+        if misses:
+            st.markdown("**Why it missed**\n\n- " + "\n- ".join(m.describe() for m in misses))
+        else:
+            st.success("Every gold span of this question was retrieved in the top k.")
     st.html(f"<style>{EVIDENCE_CSS}</style>{LEGEND_HTML}")
     st.html(evidence_html(text, question.spans, hits))
     if hits:
         st.dataframe(hit_table(text, hits, question.spans), hide_index=True)
     st.plotly_chart(question_scores(frame, "recall" if hits else "precision_omega"), key=f"{P}hist")
+
+
+def misses_table(frame: pd.DataFrame, qs: QuestionSet, one: Lens) -> None:
+    """Every question with its recall and why it missed (the first reason, and what
+    each missed gold span says)."""
+    reasons = one.per_question()
+    table = pd.DataFrame(
+        {
+            "question": [q.text for q in qs.questions],
+            "document": [q.corpus_id for q in qs.questions],
+            "recall": frame["recall"].to_numpy(),
+            "reason": reasons["miss_reason"].to_numpy(),
+            "why": reasons["miss_detail"].to_numpy(),
+        }
+    )
+    missed = int((table["reason"] != "").sum())
+    st.caption(
+        f"{missed} of {len(table)} questions missed some gold text in the top {one.top_k}: "
+        + ", ".join(f"{n} {r}" for r, n in one.counts.items())
+        + " (gold spans)."
+    )
+    st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        height=min(38 + 35 * len(table), 320),
+        column_config={"recall": st.column_config.NumberColumn(format="percent")},
+        key=f"{P}misses",
+    )
 
 
 def question_select(qs: QuestionSet, key: str) -> int:
@@ -550,11 +732,14 @@ def models_select(key: str) -> list[str]:
 def evaluation_section() -> None:
     origin = st.radio(
         "Questions",
-        [BUNDLED, OWN],
+        [BUNDLED, CODE_SET, OWN],
         horizontal=True,
         persist_state=widgets.PERSIST,
         key=f"{P}origin",
     )
+    if origin == CODE_SET:
+        code_set_section()
+        return
     qs = bundled_questions() if origin == BUNDLED else own_questions()
     if qs is None:
         return
@@ -567,13 +752,25 @@ def evaluation_section() -> None:
     outcome = run_sweep(qs, grid, settings, models, technique)
     if outcome is None:
         return
-    result, counts = outcome
+    lensed, counts = outcome
+    result = lensed.digest
+    widgets.share_lens(
+        widgets.SharedLens(
+            qs.key,
+            qs.documents,
+            tuple(qs.questions),
+            tuple(snapshot_label(s) for s in result.snapshots),
+            lensed.lenses,
+            lensed.chunks,
+            lensed.models,
+        )
+    )
     st.subheader("Results")
-    results_view(result, counts)
+    results_view(result, counts, lensed.lenses)
     st.subheader("Advice")
     advice_view(result)
     st.subheader("Inspect a question")
-    question_view(result, qs)
+    question_view(result, qs, lensed.lenses)
     st.subheader("Techniques side by side")
     techniques_section(result, qs, settings, models)
 
@@ -705,6 +902,343 @@ def context_table(
         hide_index=True,
         width="stretch",
     )
+
+
+# ------------------------------------------------------------------------- the code set
+
+CODE_SET = "anthropic-code-eval (code retrieval)"
+GIVEN = "the set's own chunks"
+CUT = "cut by strategies"
+#: Texts (code chunks of ~170 tokens, questions) the bundled model embeds per second
+#: on this 2-core machine (torch): the cost announced before a run on the code set.
+CODE_TEXTS_PER_SECOND = 30
+#: Runs on the code set kept per session.
+KEPT_CODE_RUNS = 4
+
+
+@st.cache_resource(show_spinner="Loading the code set…", max_entries=2)
+def _dataset(layout: Layout) -> Dataset:
+    return load_dataset(find_dataset(layout))
+
+
+def code_set() -> Dataset | None:
+    """The anthropic-code-eval set (its source, files and chunks shown), with only the
+    questions about the files chosen; None after saying why it cannot be read."""
+    try:
+        dataset = _dataset(CODE)
+    except (DatasetError, OSError) as exc:
+        st.error(str(exc))
+        return None
+    given = dataset.given_chunks()
+    st.caption(
+        f"Data: {dataset.attribution}. {len(dataset.documents)} source files, "
+        f"{sum(len(c) for c in given.values()):,} chunks, {len(dataset.questions)} "
+        "questions with golden chunks; every question searches the whole code base."
+    )
+    asked = question_counts(dataset.questions)
+    with st.expander("Documents"):
+        st.dataframe(
+            pd.DataFrame(
+                {
+                    "document": [dataset.titles.get(d, d) for d in dataset.documents],
+                    "characters": [len(t) for t in dataset.documents.values()],
+                    "chunks": [len(given[d]) for d in dataset.documents],
+                    "questions": [asked.get(d, 0) for d in dataset.documents],
+                }
+            ),
+            hide_index=True,
+            width="stretch",
+            key=f"{P}code_documents",
+        )
+    about = st.multiselect(
+        "Questions about",
+        list(dataset.documents),
+        format_func=lambda d: dataset.titles.get(d, d),
+        persist_state=widgets.PERSIST,
+        key=f"{P}code_about",
+        help="Empty: every question. Retrieval still searches every file's chunks.",
+    )
+    if not about:
+        return dataset
+    try:
+        return dataset.about(about)
+    except DatasetError as exc:
+        st.error(str(exc))
+        return None
+
+
+@dataclass(frozen=True)
+class CodeRun:
+    """What the code-set form asks for: the set's own chunks (``grid`` None) or a grid,
+    the k values and the embedding model."""
+
+    grid: Grid | None
+    ks: tuple[int, ...]
+    model: str
+
+    def key(self, dataset: Dataset) -> str:
+        asked = ",".join(str(q.index) + q.corpus_id for q in dataset.questions)
+        grid = grid_json(self.grid) if self.grid is not None else "given"
+        return "|".join((cached.text_key(asked), grid, ",".join(map(str, self.ks))))
+
+    @property
+    def found_at(self) -> float | None:
+        """The exact rule on the set's own chunks, the coverage rule on any other."""
+        return None if self.grid is None else FOUND_AT
+
+
+def code_controls() -> CodeRun | None:
+    """The code-set form; ``None`` until it is submitted with valid values."""
+    with st.form(f"{P}code_form"):
+        cols = st.columns([2, 2, 3])
+        chunks = cols[0].radio(
+            "Chunks",
+            [GIVEN, CUT],
+            persist_state=widgets.PERSIST,
+            key=f"{P}code_chunks",
+            help="The set's own chunks are evaluated as they are (the guide's setting); "
+            "or the files are cut by the strategies below.",
+        )
+        ks = cols[1].text_input(
+            "k values",
+            "5, 10, 20",
+            persist_state=widgets.PERSIST,
+            key=f"{P}code_ks",
+            help="Pass@k and the other metrics at every k (comma-separated).",
+        )
+        model = cols[2].selectbox(
+            "Embedding model",
+            list(MODELS),
+            format_func=MODELS.__getitem__,
+            persist_state=widgets.PERSIST,
+            key=f"{P}code_model",
+        )
+        cols = st.columns([3, 2, 2])
+        chosen = cols[0].multiselect(
+            "Strategies (when cut)",
+            list(strategies()),
+            default=["code", "recursive"],
+            persist_state=widgets.PERSIST,
+            key=f"{P}code_strategies",
+        )
+        sizes = cols[1].text_input(
+            "Sizes (when cut)", "400", persist_state=widgets.PERSIST, key=f"{P}code_sizes"
+        )
+        units = cols[2].multiselect(
+            "Units (when cut)",
+            list(UNITS),
+            default=["tokens"],
+            persist_state=widgets.PERSIST,
+            key=f"{P}code_units",
+        )
+        submitted = st.form_submit_button("Run on the code set", type="primary")
+    if not submitted and f"{P}code_last" not in st.session_state:
+        st.info("Choose the chunks and a model, and press **Run on the code set**.")
+        return None
+    try:
+        k_values = tuple(check_ks(parse_values(ks, int, "k values")))
+        grid = None
+        if chunks == CUT:
+            data = {
+                "strategy": chosen or ["code"],
+                "size": parse_values(sizes, int, "Sizes"),
+                "overlap": [0],
+                "unit": units or ["tokens"],
+            }
+            grid = Grid.from_dict(data)
+    except ValueError as exc:
+        st.error(str(exc))
+        return None
+    st.session_state[f"{P}code_last"] = True
+    return CodeRun(grid, k_values, str(model or DEFAULT_MODEL))
+
+
+@st.cache_data(show_spinner="Cutting the files…", max_entries=8)
+def _code_texts(set_key: str, grid_json: str, _data: Dataset) -> list[str]:
+    """Every text a dense run embeds: the questions, then the chunks of every file."""
+    texts = [q.text for q in _data.questions]
+    if grid_json == "given":
+        for chunks in _data.given_chunks().values():
+            texts += searched_texts(chunks, DENSE)
+        return texts
+    for config in Grid.from_dict(json.loads(grid_json)).configs()[0]:
+        texts += embedded_chunk_texts(_data.documents, config, DENSE)
+    return texts
+
+
+def code_model(run: CodeRun, dataset: Dataset, run_key: str, texts: Sequence[str]) -> str:
+    """The model to run with: the static one for a quick first look when the bundled
+    model would take long (with the button for it), the bundled model's cost said."""
+    seconds = max(1, round(len(texts) / CODE_TEXTS_PER_SECOND))
+    count = f"{len(texts) - len(dataset.questions):,} chunks and {len(dataset.questions)} questions"
+
+    def marker(name: str) -> tuple[str, ...]:
+        return ("eval-code", run_key, name)
+
+    model = widgets.first_view_model(run.model, run_key, len(texts), marker)
+    if model != run.model:
+        widgets.preview_notice(
+            run.model, run_key, len(texts), CODE_TEXTS_PER_SECOND, f"{P}code_full_model"
+        )
+    elif model == DEFAULT_MODEL:
+        st.caption(
+            f"The bundled model embeds {count}: about {seconds:,} s on this machine the "
+            "first time (then from the disk cache); minilm-static gives a fast first look."
+        )
+    return model
+
+
+@dataclass(frozen=True)
+class CodeResult:
+    """A run on the code set: its table with the per-k columns, and the model's name."""
+
+    table: pd.DataFrame
+    model: str
+
+
+def run_code(run: CodeRun, dataset: Dataset, model: str, texts: Sequence[str]) -> CodeResult | None:
+    """Embed what the run needs (with a progress bar), then evaluate; None after saying
+    why it failed."""
+    embedder = widgets.load_embedder(model)
+    if embedder is None:
+        return None
+    settings = Settings(top_k=max(run.ks), scope=dataset.scope)
+    holder = st.empty()
+    try:
+        widgets.embed_once(
+            ("eval-code", run.key(dataset), model),
+            embedder,
+            lambda: texts,
+            f"Embedding {len(texts):,} questions and chunks ({model})",
+        )
+        progress = widgets.progress_bar(holder, "Evaluating")
+        result = (
+            evaluate_given(dataset, embedder, settings, progress, DENSE)
+            if run.grid is None
+            else sweep(dataset.documents, dataset.questions, run.grid, embedder, settings, progress)
+        )
+        table = with_k_columns(
+            result.table, result.evaluations, dataset.documents, run.ks, run.found_at
+        )
+    except (EmbeddingError, ValueError) as exc:
+        st.error(f"The evaluation failed: {exc}")
+        return None
+    finally:
+        holder.empty()
+    return CodeResult(table, model)
+
+
+def code_report_notes(run: CodeRun, dataset: Dataset) -> tuple[str, list[str]]:
+    """The caption and notes of the HTML report and of the page's tables."""
+    rule = (
+        "a golden chunk counts as found when it is retrieved (the guide's exact rule)"
+        if run.found_at is None
+        else f"a golden chunk counts as found when the top-k chunks cover {run.found_at:.0%} "
+        "of its non-whitespace characters"
+    )
+    caption = (
+        f"{len(dataset.questions):,} questions of the {dataset.name} set "
+        f"({dataset.attribution}); retrieval among the chunks of every file."
+    )
+    return caption, [f"Pass@k in percent: {rule}. The other metrics in percent too."]
+
+
+def code_table_view(table: pd.DataFrame, run: CodeRun, dataset: Dataset, key: str) -> None:
+    """The table with Pass@k and the metrics at every k, the Pass@k chart and the report."""
+    caption, notes = code_report_notes(run, dataset)
+    shown = evaluation_display(table)
+    st.dataframe(shown, hide_index=True, width="stretch", key=f"{P}{key}_table")
+    st.caption(" ".join(notes))
+    st.plotly_chart(pass_at_k_chart(table), key=f"{P}{key}_chart")
+    report = partial(evaluation_report, caption=caption, notes=notes)
+    widgets.download_buttons(
+        [
+            ("Download the report (HTML)", widgets.deferred(report, table), "html", "text/html"),
+            ("Download the table (CSV)", table.to_csv(index=False), "csv", "text/csv"),
+        ],
+        f"{dataset.name}-{key}",
+        key=f"{P}{key}_dl_",
+    )
+
+
+def code_set_section() -> None:
+    """The code set: its own chunks or the project's strategies, Pass@k at every k,
+    then every technique side by side."""
+    dataset = code_set()
+    if dataset is None:
+        return
+    run = code_controls()
+    if run is None:
+        return
+    run_key = run.key(dataset)
+    texts = _code_texts(run_key, grid_json(run.grid) if run.grid else "given", dataset)
+    model = code_model(run, dataset, run_key, texts)
+    kept: dict[str, CodeResult] = st.session_state.setdefault(f"{P}code_runs", {})
+    result_key = f"{run_key}|{model}"
+    if result_key not in kept:
+        outcome = run_code(run, dataset, model, texts)
+        if outcome is None:
+            return
+        kept[result_key] = outcome
+        while len(kept) > KEPT_CODE_RUNS:
+            del kept[next(iter(kept))]
+    st.subheader("Results")
+    code_table_view(kept[result_key].table, run, dataset, "code")
+    st.subheader("Techniques side by side")
+    code_techniques(run, dataset, kept[result_key])
+
+
+def code_techniques(run: CodeRun, dataset: Dataset, result: CodeResult) -> None:
+    """Every technique on the set's own chunks, or on one configuration of the run."""
+    base: Config | None = None
+    if run.grid is not None:
+        configs = [Config.from_json(c) for c in result.table["config"]]
+        chosen = st.selectbox(
+            "Base configuration",
+            range(len(configs)),
+            format_func=lambda i: configs[i].label(),
+            persist_state=widgets.PERSIST,
+            key=f"{P}code_tech_config",
+        )
+        base = configs[min(chosen or 0, len(configs) - 1)]
+    st.caption(
+        "Dense, BM25, hybrid (reciprocal-rank fusion), late chunking (torch models), header "
+        "context and window:1 on the same chunks. A technique that embeds the chunks "
+        "differently embeds all of them again: with the bundled model that takes minutes."
+    )
+    key = "|".join((run.key(dataset), base.to_json() if base else "given", result.model))
+    kept: dict[str, pd.DataFrame] = st.session_state.setdefault(f"{P}code_techniques", {})
+    if key not in kept:
+        if not st.button("Compare techniques", key=f"{P}code_tech_run"):
+            return
+        holder = st.empty()
+        try:
+            embedder = get_embedder(result.model)
+            runs = compare_techniques(
+                dataset.documents,
+                dataset.questions,
+                base,
+                embedder,
+                Settings(top_k=max(run.ks), scope=dataset.scope),
+                widgets.progress_bar(holder, "Comparing techniques"),
+                chunks=dataset.given_chunks() if base is None else None,
+            )
+            table = with_k_columns(
+                techniques_table(runs),
+                [r.evaluation for r in runs],
+                dataset.documents,
+                run.ks,
+                run.found_at,
+            )
+        except (EmbeddingError, ValueError) as exc:
+            st.error(f"The techniques could not be compared: {exc}")
+            return
+        finally:
+            holder.empty()
+        kept[key] = table
+        while len(kept) > KEPT_TECHNIQUE_TABLES:
+            del kept[next(iter(kept))]
+    code_table_view(kept[key], run, dataset, "code_techniques")
 
 
 # ------------------------------------------------------------------------ playground

@@ -11,9 +11,11 @@ import streamlit as st
 
 from chunking import Chunk, Config
 from chunking.analysis.report import Report
+from chunking.evaluation.lens import chunk_colours, question_marks
 from chunking.llm import LLMError, make_llm
 from chunking.llm.enrich import written_notes
 from chunking.output.export import chunk_records, to_csv, to_jsonl, to_parquet
+from chunking.output.html_report import document_report
 from chunking.viz.figures import size_histogram
 from chunking.viz.render import Page, page_of_chunk, render_window
 from pages import cached, sidebar, widgets
@@ -21,6 +23,11 @@ from pages import cached, sidebar, widgets
 PAGE_KEY = "explore.page"
 CHUNK_KEY = "explore.chunk"
 TABLE_KEY = "explore_table"
+LENS_COLOUR_KEY = "explore.lens_colour"
+LENS_CONFIG_KEY = "explore.lens_config"
+LENS_QUESTION_KEY = "explore.lens_question"
+#: How the boundary view colours chunks: by position (even/odd) or by retrieval traffic.
+COLOURINGS = {"position": "even / odd chunk", "retrieved": "retrieval traffic (heat)"}
 #: The size summary's columns as the table shows them.
 SUMMARY_COLUMNS = {
     "unit": "Unit",
@@ -46,6 +53,77 @@ def _on_table_select(pages: Sequence[Page]) -> None:
 
 def _on_chunk_input(pages: Sequence[Page]) -> None:
     st.session_state[PAGE_KEY] = page_of_chunk(pages, int(st.session_state[CHUNK_KEY]))
+
+
+def _show_question(pages: Sequence[Page], golden: Sequence[int]) -> None:
+    """Turn to the page holding the selected question's first gold chunk."""
+    if golden:
+        st.session_state[PAGE_KEY] = page_of_chunk(pages, golden[0])
+
+
+def lens_section(
+    source: cached.Source, chunks: Sequence[Chunk], pages: Sequence[Page]
+) -> tuple[list[int] | None, list[tuple[int, int]]]:
+    """The retrieval lens on the text, when the last evaluation cut this document at
+    these very boundaries: the chunks' heat (how many questions retrieved each) and the
+    selected question's gold spans to underline."""
+    shared = widgets.shared_lens()
+    if shared is None:
+        widgets.no_lens_notice("Colouring the chunks by retrieval traffic")
+        return None, []
+    found = shared.matching(source.document.text, [(c.start, c.end) for c in chunks])
+    if not found:
+        st.info(
+            "The last evaluation did not cut this document at these boundaries. To see its "
+            "retrieval traffic here, evaluate this configuration on the **Evaluate** page "
+            "(My document, with a question file or typed questions)."
+        )
+        return None, []
+    cols = st.columns([2, 2, 3])
+    colour = cols[0].radio(
+        "Colour chunks by",
+        list(COLOURINGS),
+        format_func=COLOURINGS.__getitem__,
+        persist_state=widgets.PERSIST,
+        key=LENS_COLOUR_KEY,
+    )
+    pick = cols[1].selectbox(
+        "Evaluated as",
+        range(len(found)),
+        format_func=lambda i: shared.labels[found[i][0]],
+        persist_state=widgets.PERSIST,
+        key=LENS_CONFIG_KEY,
+    )
+    at, cid = found[min(pick or 0, len(found) - 1)]
+    lens = shared.lenses[at]
+    asked = [q for q, question in enumerate(shared.questions) if question.corpus_id == cid]
+    golden = {q: question_marks(lens, q).gold_chunks for q in asked}
+    question = cols[2].selectbox(
+        "Underline the gold text of",
+        [None, *asked],
+        format_func=lambda q: "no question" if q is None else shared.questions[q].text,
+        persist_state=widgets.PERSIST,
+        key=LENS_QUESTION_KEY,
+        on_change=lambda: _show_question(
+            pages, golden.get(st.session_state.get(LENS_QUESTION_KEY), ())
+        ),
+    )
+    heat = None
+    if colour == "retrieved":
+        if lens.retrieval:
+            heat = [int(n) for n in chunk_colours(lens, cid, "retrieved")]
+        else:
+            st.caption("This evaluation retrieved nothing (no embedding model): no traffic.")
+    gold: list[tuple[int, int]] = []
+    if question is not None:
+        gold = [(r.start, r.end) for r in shared.questions[question].references]
+        misses = lens.question_misses(question)
+        st.caption(
+            "; ".join(m.describe() for m in misses)
+            if misses
+            else f"All of its gold text was retrieved in the top {lens.top_k}."
+        )
+    return heat, gold
 
 
 def summary_section(config: Config, analysis: Report) -> None:
@@ -152,6 +230,17 @@ def download_section(
         ("Config (JSON)", config.to_json(), "config.json", "application/json"),
     ]
     widgets.download_buttons(downloads, stem, key="dl_")
+    # built on click only: the report inlines plotly's script and the whole document
+    report = widgets.deferred(
+        partial(document_report, report=analysis), source.document, config, chunks
+    )
+    widgets.download_buttons(
+        [("Download the report (HTML)", report, "report.html", "text/html")], stem, key="dl_"
+    )
+    st.caption(
+        "One self-contained file (no network request): the boundary view, the size "
+        "histogram, the statistics with the warnings, the configuration and its code."
+    )
 
 
 def main() -> None:
@@ -172,6 +261,7 @@ def main() -> None:
     pages = cached.boundary_pages(source, config)
     summary_section(config, analysis)
     st.subheader("Document with chunk boundaries")
+    heat, gold = lens_section(source, chunks, pages)
     widgets.paged_text(
         source.document.text,
         chunks,
@@ -179,6 +269,8 @@ def main() -> None:
         unit=config.unit,
         pages=pages,
         cache_key=f"{source.key}|{config.to_json()}",
+        heat=heat,
+        gold=gold,
     )
     st.subheader("Chunks")
     chunk_section(source, config, chunks, pages)

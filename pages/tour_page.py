@@ -59,6 +59,8 @@ class Stop:
     map_request: Mapping[str, Any] | None = None
     #: False when the page works without the strategy (the sidebar is then left alone).
     needs_strategy: bool = True
+    #: The "Try it" hint shown on the page this stop opens; empty: the level's.
+    hint: str = ""
     #: True for stops that embed the document first (announced before they start).
     slow: bool = False
     #: What a slow stop says before it starts, and how long it takes on its button.
@@ -130,6 +132,9 @@ LEVELS = (
                 "technical_guide.md",
                 "markdown",
                 {"size": 800, "unit": "tokens"},
+                hint="in the Markdown guide, every chunk starts at a heading and its metadata "
+                "lists the headings above it ('header_path'); a code block or table that fits "
+                "in a chunk is never cut.",
             ),
             Stop(
                 "HTML: the product page",
@@ -137,6 +142,10 @@ LEVELS = (
                 "product_page.html",
                 "html",
                 {"size": 800, "unit": "tokens"},
+                hint="on the product page, chunks start at the h1, h2 and h3 elements and each "
+                "one's metadata lists the headings above it ('header_path') and the text a "
+                "reader sees without the tags ('visible_text'); the markup stays in the "
+                "chunk, so its offsets still point into the page.",
             ),
             Stop(
                 "Code: a Python module",
@@ -144,6 +153,9 @@ LEVELS = (
                 "inventory.py",
                 "code",
                 {"size": 400, "unit": "tokens"},
+                hint="in the Python module, chunks end between definitions, never inside a "
+                "function; each chunk's metadata names the classes and functions it holds "
+                "('symbols') and whether they are classes, methods or a mix ('kind').",
             ),
         ),
     ),
@@ -167,6 +179,8 @@ LEVELS = (
                 semantic=SEMANTIC_SETTINGS,
                 needs_strategy=False,
                 slow=True,
+                hint="move the threshold and watch breakpoints appear and disappear on the "
+                "distance curve; hover a marker to read the two sentences it separates.",
             ),
             Stop(
                 "Map recursive, fixed and semantic chunks",
@@ -180,6 +194,9 @@ LEVELS = (
                     "dims": "2D",
                 },
                 slow=True,
+                hint="each point is a chunk, coloured by its configuration: see whether the "
+                "chunks of one topic land together, and which cuts scatter a topic across the "
+                "map.",
             ),
         ),
     ),
@@ -205,6 +222,9 @@ LEVELS = (
                 "service_agreement.txt",
                 "hierarchy",
                 {"size": 2000, "unit": "chars"},
+                hint="in the service agreement, parents are about 2,000 characters and children "
+                "about 500: the chunk table lists both, and each child's metadata names its "
+                "parent ('parent') and its level.",
             ),
             Stop(
                 "Parent-child on the technical guide",
@@ -212,6 +232,10 @@ LEVELS = (
                 "technical_guide.md",
                 "hierarchy",
                 {"size": 2000, "unit": "chars"},
+                hint="in the technical guide, a parent of about 2,000 characters spans several "
+                "sections and its children of about 500 follow the paragraphs inside it: pick "
+                "a child below the table, its metadata names its parent ('parent'); the "
+                "parent's counts its children ('children').",
             ),
             Stop(
                 "Contextual retrieval with the offline model",
@@ -222,6 +246,8 @@ LEVELS = (
                 slow=True,
                 slow_note=LLM_NOTE,
                 duration="cost shown first",
+                hint="read the estimated cost, run the contexts, and compare each chunk of the "
+                "technical guide with the sentence written to place it in the whole guide.",
             ),
         ),
     ),
@@ -244,7 +270,7 @@ def _open(level: Level, stop: Stop) -> None:
     st.session_state[sidebar.HINT_KEY] = {
         "page": URL_PATHS[stop.page],
         "title": f"{level.number} · {level.title}",
-        "text": level.look_for,
+        "text": stop.hint or level.look_for,
         "slow": stop.slow_note if stop.slow else "",
     }
     if stop.strategy in strategies():

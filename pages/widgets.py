@@ -22,8 +22,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import pandas as pd
 import streamlit as st
@@ -38,11 +39,16 @@ from chunking.viz.render import (
     HIERARCHY_LEGEND_HTML,
     LEGEND_HTML,
     Page,
+    heat_legend_html,
     is_nested,
     paginate,
     render_page,
 )
 from pages import cached
+
+if TYPE_CHECKING:
+    from chunking.evaluation.lens import Lens
+    from chunking.evaluation.questions import Question
 
 #: Every keyed widget of the app keeps its value for the whole session: while another
 #: page is shown, and when a page change reaches the server without the widget (a link
@@ -468,12 +474,16 @@ def paged_text(
     unit: str,
     pages: Sequence[Page] | None = None,
     cache_key: str | None = None,
+    heat: Sequence[int] | None = None,
+    gold: Sequence[tuple[int, int]] = (),
 ) -> Page:
     """The chunks drawn on the document a page at a time, with the page number input
     (bound to ``key``); returns the page shown.
 
     With ``cache_key`` (what identifies ``text`` and ``shown``, e.g. text hash and
     configuration JSON), each page's HTML is built once per process, not on every rerun.
+    ``heat`` and ``gold`` colour it by the retrieval lens
+    (:func:`chunking.viz.render.render_window`); such a page is not cached.
     """
     pages = pages if pages is not None else paginate(shown)
     clamp_state(key, 1, len(pages))
@@ -493,8 +503,13 @@ def paged_text(
         f"characters {page.start:,}–{page.end:,} of {len(text):,}. Hover over the text to "
         "see each chunk's index, offsets and size; a red bar marks where a chunk starts."
     )
-    st.html(HIERARCHY_LEGEND_HTML if is_nested(shown) else LEGEND_HTML)
-    if cache_key is None:
+    if heat is not None:
+        st.html(heat_legend_html(max([1, *heat])))
+    else:
+        st.html(HIERARCHY_LEGEND_HTML if is_nested(shown) else LEGEND_HTML)
+    if heat is not None or gold:
+        st.html(render_page(text, shown, page, unit=unit, heat=heat, gold=gold))
+    elif cache_key is None:
         st.html(render_page(text, shown, page, unit=unit))
     else:
         st.html(_page_html(cache_key, page.number, unit, text, shown, page))
@@ -638,4 +653,60 @@ def code_export(config: Config, key: str) -> None:
         on_click="ignore",
         key=f"{key}.download",
         icon=":material/download:",
+    )
+
+
+# ------------------------------------------------------------------ the retrieval lens
+
+#: Session key of the last evaluation's lens, set by the Evaluate page.
+LENS_KEY: Final = "lens.shared"
+
+
+@dataclass(frozen=True, eq=False)
+class SharedLens:
+    """The last evaluation's lens, for the Map, Explore and Compare pages.
+
+    ``documents`` and ``questions`` are what was evaluated; per configuration (in the
+    results table's order) its ``labels``, ``lenses``, the evaluation's ``chunks`` per
+    document (context included) and the model name that loads its embedder.
+    """
+
+    key: str
+    documents: Mapping[str, str]
+    questions: tuple[Question, ...]
+    labels: tuple[str, ...]
+    lenses: tuple[Lens, ...]
+    chunks: tuple[Mapping[str, tuple[Chunk, ...]], ...]
+    models: tuple[str | None, ...]
+
+    def matching(self, text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, str]]:
+        """``(configuration, document)`` pairs whose document is ``text`` cut at exactly
+        these chunk ``spans`` (the lens can colour those chunks)."""
+        wanted = [tuple(s) for s in spans]
+        found = []
+        for i, one in enumerate(self.lenses):
+            for cid, document in self.documents.items():
+                mine = one.spans.get(cid)
+                if document == text and mine is not None and mine.tolist() == wanted:
+                    found.append((i, cid))
+        return found
+
+
+def share_lens(shared: SharedLens) -> None:
+    """Keep the last evaluation's lens for the other pages."""
+    st.session_state[LENS_KEY] = shared
+
+
+def shared_lens() -> SharedLens | None:
+    """The last evaluation's lens (from the Evaluate page), if any."""
+    found = st.session_state.get(LENS_KEY)
+    return found if isinstance(found, SharedLens) else None
+
+
+def no_lens_notice(what: str) -> None:
+    """Say how to get a lens: ``what`` is what it would show here."""
+    st.info(
+        f"{what} needs an evaluation: on the **Evaluate** page, run a retrieval evaluation "
+        "(chroma-eval, or this document with a question file or typed questions); its "
+        "lens shows here until the next one."
     )

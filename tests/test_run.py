@@ -327,3 +327,21 @@ def test_html_rows_are_embedded_by_their_visible_text() -> None:
         "metadata": [json.dumps({"visible_text": "A & B"}), json.dumps({"boundary": "end"})],
     }
     assert embedding_texts(columns) == ["A & B", "plain"]
+
+
+def test_table_rows_are_embedded_after_their_header_as_chunks_are() -> None:
+    from chunking import chunk
+    from chunking.pipeline.output import embedding_texts
+
+    header = "| name | value |\n|---|---|\n"
+    table = header + "".join(f"| row {i} | {i * 7} |\n" for i in range(60))
+    chunks = [
+        c for c in chunk(table, "markdown", size=60, unit="tokens") if c.metadata.get("context")
+    ]
+    assert chunks, "the table should be cut into groups that carry its header"
+    columns = {
+        "text": [c.text for c in chunks],
+        "metadata": [json.dumps(dict(c.metadata)) for c in chunks],
+    }
+    assert embedding_texts(columns) == [c.embedding_text for c in chunks]
+    assert all(t.startswith("| name | value |") for t in embedding_texts(columns))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from .cache import (
     memory_put,
     text_key,
 )
+from .timing import EMBED, Speed, contention, record
 
 #: The model used when none is named.
 DEFAULT_MODEL = f"sentence-transformers/{BUNDLED}"
@@ -70,6 +72,8 @@ class Embedder:
     special_tokens: int = 0
     #: What a user should know next to the model's name, e.g. "fast preview, lower quality".
     note: str = ""
+    #: Its prior costs (:mod:`.timing`), set by the loader; None: not timed (a fake).
+    speed: Speed | None = None
 
     def __init__(self) -> None:
         self.calls = 0
@@ -145,6 +149,7 @@ class Embedder:
             progress(done, total, "texts embedded")
         pending = list(missing)
         todo = [texts[missing[k][0]] for k in pending]
+        started, load = time.perf_counter(), contention()
         for rows in self.plan_batches(todo, batch_size):
             batch = [pending[i] for i in rows]
             vectors = self._encode_batch([todo[i] for i in rows])
@@ -156,6 +161,9 @@ class Embedder:
                 done += len(missing[key])
             if progress is not None:
                 progress(done, total, "texts embedded")
+        if self.speed is not None and todo:
+            idle = self.speed.embedding_seconds([len(t) for t in todo])
+            record(self.name, EMBED, idle, time.perf_counter() - started, load)
         return out
 
     def plan_batches(self, texts: Sequence[str], batch_size: int) -> list[list[int]]:

@@ -18,6 +18,7 @@ torch and sentence_transformers are imported inside functions only, so that impo
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,7 +43,9 @@ from .base import (
     load_sentence_transformer,
     truncation_flag,
 )
-from .registry import model_names, named_model, resolve_name
+from .cache import default_cache_dir, disk_get, memory_get, text_key
+from .registry import NamedModel, model_names, named_model, resolve_name
+from .timing import EMBED, LOAD, about, contention, estimate, record
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -54,9 +57,13 @@ __all__ = [
     "HashEmbedder",
     "ModelWindow",
     "Progress",
+    "Wait",
     "bundled_model_path",
     "canonical_model_name",
     "embed_chunks",
+    "estimate_embedding_seconds",
+    "estimate_load_seconds",
+    "estimate_wait",
     "get_embedder",
     "load_bundled",
     "model_window",
@@ -118,12 +125,124 @@ def get_embedder(model: str | None = None, *, progress: Progress | None = None) 
 
 
 def _load(name: str, progress: Progress | None) -> Embedder:
+    """Load (or build and load) the model, timing it for the next estimates."""
     if name == HASH_MODEL:
         return HashEmbedder()
+    named = _timed_as(name)
+    if named.key == name:
+        return named.load(progress)  # timed there
+    started, load = time.perf_counter(), contention()
+    model = load_sentence_transformer(name, name, model_names())
+    embedder = SentenceTransformerEmbedder(model, name)
+    record(name, LOAD, named.speed.load_seconds, time.perf_counter() - started, load)
+    embedder.speed = named.speed
+    return embedder
+
+
+def _timed_as(name: str) -> NamedModel:
+    """The named model whose priors time ``name``: itself, or for any other
+    sentence-transformers model the bundled one in torch (the closest there is)."""
+    named = named_model(name) or named_model(DEFAULT_MODEL)
+    assert named is not None  # the bundled model is always in the registry
+    return named
+
+
+# --- waits, estimated before they start -----------------------------------------------
+
+
+def estimate_load_seconds(model: str | None = None) -> float:
+    """Seconds until ``model`` is ready in this process: 0 when it is loaded already;
+    otherwise its load, and its build when it is a derived model not built yet
+    (:mod:`.timing`: the model's prior, scaled by the machine's load now and by the
+    loads and builds measured here before)."""
+    name = canonical_model_name(model)
+    if name == HASH_MODEL:
+        return 0.0
+    with _MODELS_LOCK:
+        if name in _MODELS:
+            return 0.0
+    named = _timed_as(name)
+    if named.key != name:  # another sentence-transformers model: timed on its own record
+        return estimate(name, LOAD, named.speed.load_seconds)
+    return named.ready_seconds()
+
+
+def estimate_embedding_seconds(
+    model: str | None,
+    texts: Sequence[str] | int,
+    *,
+    mean_chars: int | None = None,
+    disk_cache: bool = False,
+) -> float:
+    """Seconds ``model`` will take to embed ``texts`` (the model's load not included:
+    see :func:`estimate_load_seconds`).
+
+    Given the texts, only those not cached yet count (the disk cache too with
+    ``disk_cache``), each by its length. Given a number, that many texts of
+    ``mean_chars`` characters each (default: as long as the model reads, the
+    most a chunk sized to its window costs).
+    """
+    name = canonical_model_name(model)
+    if name == HASH_MODEL:
+        return 0.0
+    speed = _timed_as(name).speed
+    if isinstance(texts, int):
+        lengths = [speed.window_chars if mean_chars is None else mean_chars] * texts
+    else:
+        lengths = [len(t) for t in _uncached(name, texts, disk_cache)]
+    return estimate(name, EMBED, speed.embedding_seconds(lengths)) if lengths else 0.0
+
+
+def _uncached(name: str, texts: Sequence[str], disk_cache: bool) -> list[str]:
+    """The distinct texts not cached yet (on disk too with ``disk_cache``, for a named
+    model, whose dimension says which cached files are valid)."""
+    keys = [text_key(t) for t in texts]
+    todo = {k: t for k, t, v in zip(keys, texts, memory_get(name, keys), strict=True) if v is None}
     named = named_model(name)
-    if named is not None:
-        return named.load(progress)
-    return SentenceTransformerEmbedder(load_sentence_transformer(name, name, model_names()), name)
+    if disk_cache and todo and named is not None:
+        folder, dimension = default_cache_dir(), named.dimension
+        todo = {k: t for k, t in todo.items() if disk_get(folder, name, k, dimension) is None}
+    return list(todo.values())
+
+
+@dataclass(frozen=True)
+class Wait:
+    """An announced wait: loading (building) a model, then embedding texts."""
+
+    model: str
+    load_seconds: float
+    embed_seconds: float
+    #: What is embedded, counted: "491 chunks".
+    what: str
+
+    @property
+    def seconds(self) -> float:
+        return self.load_seconds + self.embed_seconds
+
+    def describe(self) -> str:
+        """``about 40 s (loading minilm-onnx-int8 about 2 s, embedding 491 chunks about
+        35 s)``: the whole wait first, then its parts."""
+        parts = []
+        if self.load_seconds >= 1:
+            parts.append(f"loading {self.model} {about(self.load_seconds)}")
+        if self.embed_seconds >= 1:
+            parts.append(f"embedding {self.what} {about(self.embed_seconds)}")
+        detail = f" ({', '.join(parts)})" if len(parts) > 1 else ""
+        return f"{about(self.seconds)}{detail}"
+
+
+def estimate_wait(
+    model: str | None, texts: Sequence[str] | int, what: str = "", *, disk_cache: bool = False
+) -> Wait:
+    """The wait before ``model`` has embedded ``texts``: its load (and build) and the
+    embedding (:func:`estimate_load_seconds`, :func:`estimate_embedding_seconds`)."""
+    count = texts if isinstance(texts, int) else len(texts)
+    return Wait(
+        model or DEFAULT_MODEL,
+        estimate_load_seconds(model),
+        estimate_embedding_seconds(model, texts, disk_cache=disk_cache),
+        what or f"{count:,} texts",
+    )
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ kept under the user's cache directory (:mod:`.derived`).
 from __future__ import annotations
 
 import importlib.util
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -19,6 +20,7 @@ from ..model import Progress
 from ..units import DEFAULT_MODEL as BUNDLED
 from ..units import DEFAULT_MODEL_WINDOW
 from .base import DEFAULT_MODEL, Embedder, EmbeddingError, load_bundled
+from .timing import BUILD, CHARS_PER_PIECE, LOAD, Speed, about, contention, estimate, record
 
 #: How to get the optional packages of the derived models.
 MODELS_EXTRA = "pip install 'chunk-explorer[models]'"
@@ -55,8 +57,9 @@ class NamedModel:
     build_packages: tuple[str, ...]
     extra: str
     loader: Callable[[str, str, Progress | None], Embedder]
+    #: Its prior costs on an idle machine (:mod:`.timing` calibrates them here).
+    speed: Speed
     built: Callable[[], bool] | None = None
-    build_time: str = ""
     note: str = ""
     aliases: tuple[str, ...] = ()
 
@@ -78,19 +81,37 @@ class NamedModel:
         if missing:
             return Availability(False, f"needs {', '.join(missing)}: {self.extra}")
         if not self.is_built():
-            return Availability(True, f"not built yet: built on first use ({self.build_time})")
+            return Availability(True, f"not built yet: built on first use ({self.wait()})")
         return Availability(True, self.note or "built")
+
+    def ready_seconds(self) -> float:
+        """Seconds until the model is loaded in a new process: its build too when it
+        is not built yet (:mod:`.timing`: the prior, calibrated on this machine)."""
+        if self.is_built():
+            return estimate(self.key, LOAD, self.speed.load_seconds)
+        return estimate(self.key, BUILD, self.speed.build_seconds + self.speed.load_seconds)
+
+    def wait(self) -> str:
+        """:meth:`ready_seconds` as people say it (``"about 25 s"``)."""
+        return about(self.ready_seconds())
 
     def load(self, progress: Progress | None = None) -> Embedder:
         """The model, built first if need be; a missing package is an
-        :class:`EmbeddingError` naming the extra to install."""
+        :class:`EmbeddingError` naming the extra to install. The load (or build) is
+        timed for the next estimates (:mod:`.timing`)."""
         missing = self.missing()
         if missing:
             raise EmbeddingError(
                 f"model {self.name} needs the package {missing[0]}, which is not installed; "
                 f"install it with: {self.extra}"
             )
-        return self.loader(self.key, self.note, progress)
+        building = not self.is_built()
+        started, load = time.perf_counter(), contention()
+        embedder = self.loader(self.key, self.note, progress)
+        idle = self.speed.load_seconds + (self.speed.build_seconds if building else 0.0)
+        record(self.key, BUILD if building else LOAD, idle, time.perf_counter() - started, load)
+        embedder.speed = self.speed
+        return embedder
 
 
 def _load_minilm(key: str, note: str, progress: Progress | None) -> Embedder:
@@ -121,6 +142,13 @@ def _static_built() -> bool:
     return static_dir().is_dir()
 
 
+#: Idle-machine priors, measured on 2 CPU cores by ``bench/bench_estimates.py --fit``
+#: (loads in a fresh process, torch's import included; builds from the bundled files).
+_WINDOW_CHARS = DEFAULT_MODEL_WINDOW * CHARS_PER_PIECE
+TORCH_SPEED = Speed(8.0, 0.0, 4.3e-5, 300, _WINDOW_CHARS)
+ONNX_SPEED = Speed(0.5, 20.0, 1.6e-5, 100, _WINDOW_CHARS)
+STATIC_SPEED = Speed(0.5, 60.0, 2e-7, 20, 512 * CHARS_PER_PIECE)
+
 _MODELS: tuple[NamedModel, ...] = (
     NamedModel(
         MINILM,
@@ -133,6 +161,7 @@ _MODELS: tuple[NamedModel, ...] = (
         (),
         SEMANTIC_EXTRA,
         _load_minilm,
+        TORCH_SPEED,
         note="reference",
         aliases=(BUNDLED, DEFAULT_MODEL),
     ),
@@ -147,8 +176,8 @@ _MODELS: tuple[NamedModel, ...] = (
         ("torch", "transformers", "onnx"),
         MODELS_EXTRA,
         _load_onnx,
+        ONNX_SPEED,
         _onnx_built,
-        build_time="~20 s",
     ),
     NamedModel(
         STATIC,
@@ -161,8 +190,8 @@ _MODELS: tuple[NamedModel, ...] = (
         ("torch", "transformers", "sklearn"),
         MODELS_EXTRA,
         _load_static,
+        STATIC_SPEED,
         _static_built,
-        build_time="~20 s to a few minutes",
         note=PREVIEW_NOTE,
     ),
 )

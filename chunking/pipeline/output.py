@@ -31,6 +31,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ..model import in_context
 from .documents import COLUMNS, EMBEDDING, Outcome, schema
 
 MANIFEST = "manifest.json"
@@ -292,11 +293,14 @@ def vectors_array(vectors: Any) -> Any:
 
 
 def embedding_texts(columns: Mapping[str, Any]) -> list[str]:
-    """What the model reads for each row: the chunk's visible text when its metadata has
-    one (HTML in visible-text mode), otherwise its text
-    (:attr:`~chunking.model.Chunk.embedding_text` for rows)."""
+    """What the model reads for each row, by the rule of
+    :attr:`~chunking.model.Chunk.embedding_text`: the chunk's visible text when its
+    metadata has one (HTML in visible-text mode), otherwise its text, after its
+    ``context`` (a table's header) when it carries one."""
     texts = []
     for text, meta in zip(columns["text"], columns["metadata"], strict=True):
-        visible = json.loads(meta).get("visible_text") if "visible_text" in meta else None
-        texts.append(text if visible is None else str(visible))
+        data = json.loads(meta) if "visible_text" in meta or "context" in meta else {}
+        texts.append(
+            in_context(str(data.get("context") or ""), str(data.get("visible_text", text)))
+        )
     return texts

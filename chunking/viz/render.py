@@ -14,6 +14,12 @@ chunk it lies in) are not overlap: such a segment is coloured by its innermost c
 and underlined in its parent's colour (``ce-p0``/``ce-p1``), and a parent's start gets
 a "P" marker, so each parent reads as a band with its children's boundaries inside.
 
+The retrieval lens can colour the view: with ``heat`` (one count per chunk, e.g. how many
+questions retrieved it) each chunk's background follows a heat scale
+(:func:`heat_colour`, legend :func:`heat_legend_html`) instead of the even/odd colours,
+and ``gold`` spans (a question's answer) are underlined (class ``ce-gold``), so a
+boundary cutting through an answer shows at a glance.
+
 Large documents are shown a page at a time: :func:`paginate` groups chunks into pages
 of at most ``max_chunks`` chunks and about ``max_chars`` characters, and
 :func:`render_window` draws only one character window.
@@ -57,6 +63,7 @@ BOUNDARY_CSS = """
   border-radius: 0 3px 3px 0; padding: 0 3px; margin-right: 2px; vertical-align: 0.35em; }
 .ce-doc .ce-more { display: block; color: gray; font-style: italic; margin-top: 0.5rem; }
 .ce-legend span { padding: 0 0.4rem; margin-right: 0.5rem; border-radius: 3px; }
+.ce-doc .ce-gold { text-decoration: underline 3px #00897b; text-underline-offset: 3px; }
 """
 
 LEGEND_HTML = (
@@ -73,6 +80,27 @@ HIERARCHY_LEGEND_HTML = (
     '<span class="ce-p0">parent text outside its children</span>'
     '<span class="ce-gap">not in any chunk</span></div>'
 )
+
+
+def heat_colour(count: int, top: int) -> str:
+    """The background for a chunk ``count`` of ``top`` questions retrieved: pale grey
+    for none, then from light yellow to deep red."""
+    if count <= 0 or top <= 0:
+        return "rgba(158, 158, 158, 0.12)"
+    share = min(count / top, 1.0)
+    green = round(224 - 180 * share)
+    return f"rgba(244, {green}, 40, {0.25 + 0.5 * share:.2f})"
+
+
+def heat_legend_html(top: int, what: str = "questions retrieved it") -> str:
+    """The legend of :func:`heat_colour` up to ``top``, with the gold underline."""
+    steps = sorted({0, 1, max(1, top // 2), max(1, top)})
+    cells = "".join(f'<span style="background:{heat_colour(n, top)}">{n}</span>' for n in steps)
+    return (
+        '<div class="ce-doc ce-legend" style="max-height:none;padding:0.3rem 0.6rem">'
+        f"{cells} {_escape(what)} "
+        '<span class="ce-gold">the selected question\'s gold text</span></div>'
+    )
 
 
 @dataclass(frozen=True)
@@ -170,14 +198,34 @@ def _classes(covering: Sequence[Chunk]) -> str:
     return f"ce-chunk ce-c{chain[-1].index % 2} ce-p{chain[0].index % 2}"
 
 
-def _segment(text: str, covering: Sequence[Chunk], unit: str) -> str:
+@dataclass(frozen=True)
+class _Heat:
+    """Per-chunk counts (by chunk index) and the top of their scale."""
+
+    counts: Sequence[int]
+    top: int
+
+    def count(self, covering: Sequence[Chunk]) -> int:
+        return max(int(self.counts[c.index]) for c in covering if c.index < len(self.counts))
+
+
+def _segment(
+    text: str, covering: Sequence[Chunk], unit: str, heat: _Heat | None, gold: bool
+) -> str:
     body = _escape(text)
+    if gold:
+        body = f'<span class="ce-gold">{body}</span>'
     if not covering:
         return f'<span class="ce-gap" title="Not in any chunk">{body}</span>'
     cls = _classes(covering)
     ids = " ".join(str(c.index) for c in covering)
-    title = _escape(_title(covering, unit))
-    return f'<span class="{cls}" data-chunks="{ids}" title="{title}">{body}</span>'
+    title = _title(covering, unit)
+    style = ""
+    if heat is not None and any(c.index < len(heat.counts) for c in covering):
+        n = heat.count(covering)
+        style = f' style="background:{heat_colour(n, heat.top)}" data-heat="{n}"'
+        title += f"\nRetrieved by {n} question{'s' if n != 1 else ''}"
+    return f'<span class="{cls}" data-chunks="{ids}" title="{_escape(title)}"{style}>{body}</span>'
 
 
 def _mark(chunk: Chunk) -> str:
@@ -196,11 +244,15 @@ def render_window(
     *,
     unit: str = "chars",
     max_chars: int = PAGE_CHARS,
+    heat: Sequence[int] | None = None,
+    gold: Sequence[tuple[int, int]] = (),
 ) -> str:
     """HTML of ``text[start:end]`` with the boundaries of every chunk that touches it.
 
     At most ``max_chars`` characters are drawn; the rest of the window is announced
-    with a note. ``chunks`` may overlap or nest in any way.
+    with a note. ``chunks`` may overlap or nest in any way. ``heat`` (a count per chunk
+    index) colours the chunks on a heat scale up to its largest count; text inside a
+    ``gold`` span (``(start, end)`` offsets) is underlined.
     """
     end = len(text) if end is None else end
     start, end = max(0, start), min(len(text), end)
@@ -210,6 +262,10 @@ def render_window(
     cuts = {start, stop}
     for c in visible:
         cuts.update(x for x in (c.start, c.end) if start < x < stop)
+    golden = [(int(a), int(b)) for a, b in gold if a < b]
+    for a, b in golden:
+        cuts.update(x for x in (a, b) if start < x < stop)
+    scale = _Heat(heat, max([1, *(int(n) for n in heat)])) if heat is not None else None
     points = sorted(cuts)
     starts_at: dict[int, list[Chunk]] = {}
     for c in visible:
@@ -227,7 +283,8 @@ def render_window(
         active = [c for c in active if c.end > a]
         parts.extend(_mark(c) for c in starts_at.get(a, ()))
         covering = sorted(active, key=lambda c: c.index)
-        parts.append(_segment(text[a:b], covering, unit))
+        inside = any(g0 <= a and b <= g1 for g0, g1 in golden)
+        parts.append(_segment(text[a:b], covering, unit, scale, inside))
     if clipped:
         rest = end - stop
         parts.append(
@@ -245,6 +302,11 @@ def render_page(
     *,
     unit: str = "chars",
     max_chars: int = PAGE_CHARS,
+    heat: Sequence[int] | None = None,
+    gold: Sequence[tuple[int, int]] = (),
 ) -> str:
-    """HTML of one page from :func:`paginate`."""
-    return render_window(text, chunks, page.start, page.end, unit=unit, max_chars=max_chars)
+    """HTML of one page from :func:`paginate` (``heat`` and ``gold`` as for
+    :func:`render_window`)."""
+    return render_window(
+        text, chunks, page.start, page.end, unit=unit, max_chars=max_chars, heat=heat, gold=gold
+    )

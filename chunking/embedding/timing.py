@@ -1,0 +1,172 @@
+"""How long embedding work takes on this machine, said before it starts: loading a model,
+building a derived one, embedding texts. Calibrated by what was measured here.
+
+Each named model declares a prior (:class:`Speed`, in :mod:`.registry`): its load and
+build seconds and its embedding cost on an idle machine, ``seconds_per_char`` for
+every character it reads plus ``text_chars`` characters' worth per text (tokenising,
+padding and pooling cost something whatever a text's length). Characters past
+``window_chars`` cost nothing: the model truncates them.
+
+Two corrections fit the prior to this machine:
+
+- **contention** (:func:`contention`): the machine may be shared. A CPU-bound job takes
+  about ``load / cpus`` times as long when the 1-minute load average is above the
+  number of CPUs, so an estimate is scaled by the load now, and a measurement is
+  compared with the prior scaled by the load when it started.
+- **calibration**: every load, build and embedding run of at least
+  :data:`MIN_SECONDS` is recorded with what the scaled prior predicted, per model and
+  kind, in ``timings.json`` in the user's cache folder (``~/.cache/chunk-explorer``,
+  ``XDG_CACHE_HOME`` honoured; never in the checkout). The next estimate is the scaled
+  prior times measured over predicted, in which each new run counts as much as all
+  the earlier ones together (:data:`DECAY`), so the estimate follows this machine.
+
+This module is a leaf of :mod:`chunking.embedding`: the embedders record their runs
+here and :mod:`.models` combines priors and records into estimates.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import tempfile
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .cache import default_cache_dir
+
+#: The kinds of work estimated.
+LOAD, BUILD, EMBED = "load", "build", "embed"
+#: Runs shorter than this are not recorded (timer noise, and no wait to announce).
+MIN_SECONDS = 0.5
+#: Weight left to the earlier runs when a new one is recorded.
+DECAY = 0.5
+#: Bounds of the calibration factor, so that one odd run cannot make estimates absurd.
+FACTOR_RANGE = (0.2, 5.0)
+#: Characters per word piece, on the generous side: the window of a model in characters.
+CHARS_PER_PIECE = 5
+#: Environment variable: another file for the records (a benchmark's own, say).
+TIMINGS_ENV = "CHUNK_EXPLORER_TIMINGS"
+
+_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Speed:
+    """A model's prior costs on an idle machine (seconds), measured with
+    ``bench/bench_estimates.py``."""
+
+    load_seconds: float
+    build_seconds: float
+    seconds_per_char: float
+    #: The fixed cost of one text, in characters' worth.
+    text_chars: float
+    #: Characters the model reads of a text (its window); the rest is free.
+    window_chars: int
+
+    def embedding_seconds(self, lengths: Sequence[int]) -> float:
+        """Idle seconds to embed texts of these character lengths."""
+        read = sum(min(n, self.window_chars) for n in lengths)
+        return self.seconds_per_char * (read + self.text_chars * len(lengths))
+
+
+def contention() -> float:
+    """How many times longer a CPU-bound job takes now than on an idle machine: the
+    1-minute load average over the CPUs, at least 1 (1 where it cannot be read)."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return 1.0
+    return max(1.0, load / (os.cpu_count() or 1))
+
+
+def timings_path() -> Path:
+    """``timings.json`` in the user's cache folder, next to the embedding cache (or the
+    file :data:`TIMINGS_ENV` names)."""
+    override = os.environ.get(TIMINGS_ENV)
+    return Path(override) if override else default_cache_dir().parent / "timings.json"
+
+
+def _read() -> dict[str, dict[str, dict[str, float]]]:
+    try:
+        data = json.loads(timings_path().read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def factor(model: str, kind: str) -> float:
+    """Measured over predicted seconds of ``model``'s recorded runs of ``kind`` (1 when
+    none is recorded), within :data:`FACTOR_RANGE`."""
+    record = _read().get(model, {})
+    entry = record.get(kind, {}) if isinstance(record, dict) else {}
+    try:
+        predicted, measured = float(entry["predicted"]), float(entry["measured"])
+    except (KeyError, TypeError, ValueError):
+        return 1.0
+    if not (predicted > 0 and measured > 0 and math.isfinite(measured / predicted)):
+        return 1.0
+    low, high = FACTOR_RANGE
+    return min(max(measured / predicted, low), high)
+
+
+def estimate(model: str, kind: str, idle_seconds: float, load: float | None = None) -> float:
+    """Seconds ``kind`` of work on ``model`` will take now: its idle prior, scaled by
+    the contention (``load``, or now) and by what earlier runs here measured."""
+    scale = contention() if load is None else load
+    return idle_seconds * scale * factor(model, kind)
+
+
+def record(model: str, kind: str, idle_seconds: float, measured: float, load: float) -> None:
+    """Record a run: its idle prior, the contention when it started, the seconds it took."""
+    predicted = idle_seconds * load
+    if measured < MIN_SECONDS or predicted <= 0 or not math.isfinite(measured):
+        return
+    with _LOCK:
+        data = _read()
+        entries = data.get(model)
+        entries = entries if isinstance(entries, dict) else {}
+        old = entries.get(kind)
+        old = old if isinstance(old, dict) else {}
+        try:
+            before = (float(old.get("predicted", 0.0)), float(old.get("measured", 0.0)))
+        except (TypeError, ValueError):
+            before = (0.0, 0.0)
+        entries[kind] = {
+            "predicted": before[0] * DECAY + predicted,
+            "measured": before[1] * DECAY + measured,
+        }
+        data[model] = entries
+        _write(timings_path(), data)
+
+
+def _write(path: Path, data: object) -> None:
+    """Write JSON atomically (a temporary file renamed into place); a cache that cannot
+    be written only leaves the estimates uncalibrated."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(prefix=".timings.", suffix=".tmp", dir=path.parent)
+    except OSError:
+        return
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(data, out, indent=1, sort_keys=True)
+        os.replace(name, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+
+
+def about(seconds: float) -> str:
+    """A wait as people say it: ``"under a second"``, ``"about 8 s"``, ``"about 40 s"``,
+    ``"about 3 min"``."""
+    if seconds < 1:
+        return "under a second"
+    if seconds < 10:
+        return f"about {round(seconds)} s"
+    if seconds < 90:
+        return f"about {5 * round(seconds / 5)} s"
+    return f"about {round(seconds / 60)} min"
