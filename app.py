@@ -1,11 +1,33 @@
 """Chunk Explorer: see how RAG chunking strategies cut your documents.
 
-Run with ``streamlit run app.py``. This script draws the shared sidebar (document input
-and strategy controls, stateful across pages) and routes to the pages with
-``st.navigation``.
+Run with ``python app.py`` (Streamlit's options may follow, e.g. ``--server.port 8502``)
+or ``chunk-explorer app``. This script draws the shared sidebar (document input and
+strategy controls, stateful across pages) and routes to the pages with ``st.navigation``.
 """
 
 from __future__ import annotations
+
+import sys
+
+from streamlit import runtime
+
+if __name__ == "__main__" and not runtime.exists():
+    # Started as ``python app.py``: serve this script, in this process. Streamlit 1.67
+    # decides once per process, when the first browser session opens, whether the app
+    # is a legacy multipage app: it is when a folder named pages/ sits next to the main
+    # script (PagesManager.uses_pages_directory). That first run then builds a
+    # navigation from the file names in pages/ (tour_page, explore_page, ...), finds no
+    # page for a bookmarked /explore, sends "Page not found" and only then runs this
+    # script, whose st.navigation below opens the right page under the dialog. Every
+    # later run is routed by st.navigation alone, which also clears the flag. Clearing it
+    # before the server starts makes the first run like every other; ``streamlit run
+    # app.py`` still works, with that dialog on a fresh server's first deep link.
+    from streamlit.runtime.pages_manager import PagesManager
+    from streamlit.web import cli
+
+    PagesManager.uses_pages_directory = False
+    sys.argv = ["streamlit", "run", __file__, *sys.argv[1:]]
+    sys.exit(cli.main())
 
 import streamlit as st
 
@@ -21,11 +43,12 @@ st.set_page_config(
 sidebar.apply_url_once()
 widgets.inject_css()
 
-# Page files end in "_page" and are served under shorter URL paths on purpose: on a
-# server's first run, and in every AppTest run, Streamlit 1.67 still treats a folder
-# called pages/ as a legacy multipage folder and would run a page whose file name
-# matches the requested URL directly, without this script (no sidebar, no document).
-# With names that never match, it falls back to this script, which routes correctly.
+# Page files end in "_page" and are served under shorter URL paths on purpose: in every
+# AppTest run, and on the first run of a server started with ``streamlit run`` (see the
+# top of this file), Streamlit 1.67 treats a folder called pages/ as a legacy multipage
+# folder and would run a page whose file name matches the requested URL directly,
+# without this script (no sidebar, no document). With names that never match, it falls
+# back to this script, which routes correctly.
 # The default page (the tour, served at /) keeps an explicit url_path for the same
 # reason: without one, its path would be inferred from the file name.
 maps.warm_up()  # compile UMAP's numba code in the background, once per process

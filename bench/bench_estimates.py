@@ -42,9 +42,9 @@ MODELS = ("minilm", "minilm-onnx-int8", "minilm-static")
 #: (name, document, kind, how many texts): each round uses the next pair, in turn.
 TEXT_SETS = (
     ("essay windows", ROOT / "sample_docs" / "long_essay.txt", "windows", 300),
+    ("finance chunks", CORPORA / "finance.md", "chunks", 491),
+    ("pubmed windows", CORPORA / "pubmed.md", "windows", 400),
     ("wikitexts chunks", CORPORA / "wikitexts.md", "chunks", 491),
-    ("pubmed windows", CORPORA / "pubmed.md", "windows", 600),
-    ("state_of_the_union chunks", CORPORA / "state_of_the_union.md", "chunks", 300),
 )
 
 CHILD = r"""
@@ -67,6 +67,7 @@ embedder.embed(texts)
 out["embed"] = time.perf_counter() - started
 out["texts"] = len(texts)
 out["chars"] = sum(len(t) for t in texts)
+out["read"] = sum(min(len(t), embedder.speed.window_chars) for t in texts)
 print(json.dumps(out))
 """
 
@@ -104,16 +105,14 @@ def ratio(measured: float, estimated: float) -> str:
 
 
 def fit(rows: list[dict[str, float]], model: str) -> str:
-    """Idle priors from every run: load seconds, and per-char / per-text costs from a
-    least-squares fit of contention-normalised embedding seconds."""
+    """Idle priors from every run: the median load and seconds per character read,
+    each divided by the contention when it started."""
     load = float(np.median([r["load"] / r["contention"] for r in rows]))
-    a = np.array([[r["chars"], r["texts"]] for r in rows], dtype=float)
-    b = np.array([r["embed"] / r["embed_contention"] for r in rows], dtype=float)
-    (per_char, per_text), *_ = np.linalg.lstsq(a, b, rcond=None)
-    text_chars = per_text / per_char if per_char > 0 else 0.0
+    per_char = float(np.median([r["embed"] / r["embed_contention"] / r["read"] for r in rows]))
+    spread = [r["embed"] / r["embed_contention"] / r["read"] / per_char for r in rows]
     return (
-        f"{model}: load {load:.2f} s, seconds_per_char {per_char:.3g}, "
-        f"text_chars {text_chars:.0f} (from {len(rows)} runs)"
+        f"{model}: load {load:.2f} s, seconds_per_char {per_char:.3g} "
+        f"(runs from {min(spread):.2f} to {max(spread):.2f} of it; {len(rows)} runs)"
     )
 
 

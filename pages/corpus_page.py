@@ -32,6 +32,7 @@ from chunking.analysis.corpus_stats import (
 )
 from chunking.analysis.report import model_max_tokens, wordpiece_starts
 from chunking.documents.corpus import CorpusError, CorpusLimits, Member, uploaded_members
+from chunking.output.export import chunk_pages
 from chunking.viz.figures import size_histogram
 from pages import cached, sidebar, widgets
 
@@ -390,6 +391,26 @@ def comparison(corpus: Corpus, first: Config) -> None:
         )
 
 
+def vector_database_section(corpus: Corpus, config: Config, stats: CorpusStats) -> None:
+    """Every document's chunks and their vectors into a vector database (those that
+    could not be read or cut are left out), and searched back."""
+    st.subheader("Write to a vector database")
+
+    def documents() -> list[widgets.SinkDocument]:
+        written = []
+        for doc in corpus.documents:
+            if doc.document is None:
+                continue
+            chunks = cached.safe_chunks(cached.Source.of(doc.document, "corpus"), config)
+            if isinstance(chunks, str) or not chunks:
+                continue
+            pages = chunk_pages(doc.document, chunks)
+            written.append(widgets.SinkDocument(doc.doc_id, doc.name, chunks, pages))
+        return written
+
+    widgets.vector_database_box("corpus", config, documents, stats.chunks)
+
+
 # -------------------------------------------------------------------------- page
 
 
@@ -426,6 +447,7 @@ def main() -> None:
     stats = stats_for(corpus, config, bool(window), f"Chunking with {config.label(title=True)}")
     overview(stats)
     document_table(corpus, stats)
+    vector_database_section(corpus, config, stats)
     comparison(corpus, config)
 
 

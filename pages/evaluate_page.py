@@ -426,8 +426,8 @@ def technique_controls() -> Technique | str:
 class Lensed:
     """A sweep's digest with the retrieval lens of every evaluation (in the table's
     order), the chunks it evaluated per document and the model name that loads its
-    embedder. The cached sweep returns its fields as a tuple: a class of a page run as
-    ``__main__`` cannot be pickled."""
+    embedder. Kept with ``st.cache_resource`` (shared, never mutated: every part is
+    frozen), as chunks carry read-only metadata, which pickle cannot copy."""
 
     digest: Digest
     lenses: tuple[Lens, ...]
@@ -435,7 +435,7 @@ class Lensed:
     models: tuple[str | None, ...]
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@st.cache_resource(show_spinner=False, max_entries=16)
 def _sweep(
     set_key: str,
     grid_json: str,
@@ -443,9 +443,7 @@ def _sweep(
     technique_json: str,
     models: tuple[str, ...],
     _qs: QuestionSet,
-) -> tuple[
-    Digest, tuple[Lens, ...], tuple[Mapping[str, tuple[Chunk, ...]], ...], tuple[str | None, ...]
-]:
+) -> Lensed:
     # No Streamlit call in here: a cached function's elements are replayed on a cache
     # hit, and a progress bar created outside cannot be. warm_up() shows the progress.
     grid = Grid.from_dict(json.loads(grid_json))
@@ -458,7 +456,7 @@ def _sweep(
     ]
     merged = merge_results(results)
     loads = {e.name: m for m, e in embedders.items()}
-    return (
+    return Lensed(
         digest(merged),
         tuple(lenses(merged.evaluations, {e.name: e for e in embedders.values()})),
         tuple(dict(e.chunks) for e in merged.evaluations),
@@ -510,7 +508,7 @@ def run_sweep(
             requested, embedded = st.session_state[f"{P}warmed"][run_key]
             counts = [counts[0] + requested, counts[1] + embedded]
         with st.spinner("Scoring…" if technique.embedding == "naive" else "Late embedding…"):
-            result = Lensed(*_sweep(*key, qs))
+            result = _sweep(*key, qs)
     except EmbeddingError as exc:
         st.error(f"The embedding model cannot be used: {exc}")
         return None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -11,13 +11,14 @@ import streamlit as st
 
 from chunking import Chunk, Config
 from chunking.analysis.report import Report
+from chunking.documents.corpus import doc_id
 from chunking.evaluation.lens import chunk_colours, question_marks
 from chunking.llm import LLMError, make_llm
 from chunking.llm.enrich import written_notes
 from chunking.output.export import chunk_records, to_csv, to_jsonl, to_parquet
 from chunking.output.html_report import document_report
 from chunking.viz.figures import size_histogram
-from chunking.viz.render import Page, page_of_chunk, render_window
+from chunking.viz.render import Page, context_html, page_of_chunk, render_window
 from pages import cached, sidebar, widgets
 
 PAGE_KEY = "explore.page"
@@ -55,10 +56,11 @@ def _on_chunk_input(pages: Sequence[Page]) -> None:
     st.session_state[PAGE_KEY] = page_of_chunk(pages, int(st.session_state[CHUNK_KEY]))
 
 
-def _show_question(pages: Sequence[Page], golden: Sequence[int]) -> None:
+def _show_question(pages: Sequence[Page], golden: Mapping[int, Sequence[int]]) -> None:
     """Turn to the page holding the selected question's first gold chunk."""
-    if golden:
-        st.session_state[PAGE_KEY] = page_of_chunk(pages, golden[0])
+    first = golden.get(st.session_state.get(LENS_QUESTION_KEY, -1), ())
+    if first:
+        st.session_state[PAGE_KEY] = page_of_chunk(pages, first[0])
 
 
 def lens_section(
@@ -104,9 +106,8 @@ def lens_section(
         format_func=lambda q: "no question" if q is None else shared.questions[q].text,
         persist_state=widgets.PERSIST,
         key=LENS_QUESTION_KEY,
-        on_change=lambda: _show_question(
-            pages, golden.get(st.session_state.get(LENS_QUESTION_KEY), ())
-        ),
+        on_change=_show_question,
+        args=(pages, golden),
     )
     heat = None
     if colour == "retrieved":
@@ -137,7 +138,7 @@ def summary_section(config: Config, analysis: Report) -> None:
     cols[2].metric(f"Std ({unit})", f"{summary.std:,.1f}")
     cols[3].metric(f"Min ({unit})", f"{summary.min:,}")
     cols[4].metric(f"Max ({unit})", f"{summary.max:,}")
-    cols[5].metric("Warnings", len(analysis.warnings))
+    cols[5].metric("Warnings", analysis.warning_count)
     for warning in analysis.warnings:
         st.warning(f"**{warning.title}.** {warning.message}", icon=":material/warning:")
     left, right = st.columns([3, 2])
@@ -196,6 +197,9 @@ def chunk_section(
             )
         )
         chunk = chunks[index]
+        carried = context_html(chunk)  # e.g. a table's header: read with it, not in it
+        if carried:
+            st.html(carried)
         st.html(render_window(text, [chunk], chunk.start, chunk.end, unit=unit))
         details: dict[str, Any] = {
             "index": chunk.index,
@@ -243,6 +247,18 @@ def download_section(
     )
 
 
+def vector_database_section(
+    source: cached.Source, config: Config, chunks: Sequence[Chunk], analysis: Report
+) -> None:
+    """These chunks and their vectors into a vector database, and searched back."""
+
+    def documents() -> list[widgets.SinkDocument]:
+        identity = doc_id(sidebar.source_bytes(source))
+        return [widgets.SinkDocument(identity, source.document.name, chunks, analysis.pages)]
+
+    widgets.vector_database_box("explore", config, documents, len(chunks))
+
+
 def main() -> None:
     # The title comes first: a missing document or an invalid configuration stops the
     # page below it, with the reason in place, rather than blanking the page.
@@ -278,6 +294,8 @@ def main() -> None:
     download_section(source, config, chunks, analysis)
     st.subheader("Export as code")
     widgets.code_export(config, key="explore.code")
+    st.subheader("Write to a vector database")
+    vector_database_section(source, config, chunks, analysis)
 
 
 if __name__ == "__main__":  # Streamlit runs a page as __main__; importing it draws nothing

@@ -523,9 +523,10 @@ def _lens_map(
 
 
 def _keep_option(key: str, options: Sequence[object]) -> None:
-    """Forget a choice that is no longer offered (another evaluation, document)."""
-    if st.session_state.get(key) not in options:
-        st.session_state[key] = None
+    """Forget a choice that is no longer offered (another evaluation, document): the
+    widget starts again from its default."""
+    if key in st.session_state and st.session_state[key] not in options:
+        del st.session_state[key]
 
 
 def _on_lens_select(asked: Sequence[int]) -> None:
@@ -582,7 +583,7 @@ def questions_main() -> None:
         persist_state=widgets.PERSIST,
         key=LENS_CONFIG_KEY,
     )
-    at = picked if picked in usable else usable[0]
+    at = next((i for i in usable if i == picked), usable[0])
     lens = shared.lenses[at]
     documents = [c for c in lens.spans if any(q.corpus_id == c for q in shared.questions)]
     _keep_option(LENS_DOC_KEY, documents)

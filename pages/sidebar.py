@@ -214,6 +214,20 @@ def open_document(document: Document) -> None:
     st.session_state[SOURCE_KEY] = "Upload"
 
 
+def source_bytes(source: Source) -> bytes:
+    """The bytes ``source`` was read from, which ``chunk-explorer run`` hashes into a
+    record's ``doc_id``: a sample's file or the upload's; the text in UTF-8 for pasted
+    text and a document opened from another page (whose bytes are not kept here)."""
+    if source.origin == "sample":
+        path = sample_dir() / str(st.session_state.get(SAMPLE_KEY, ""))
+        if path.name == source.document.name and path.is_file():
+            return path.read_bytes()
+    kept = st.session_state.get(_KEPT_UPLOAD)
+    if source.origin == "upload" and isinstance(kept, _Kept) and kept.data:
+        return kept.data
+    return source.document.text.encode("utf-8")
+
+
 def _on_upload_change() -> None:
     """The user removed the file (or chose another): forget the kept one."""
     if st.session_state.get(UPLOAD_KEY) is None:

@@ -157,6 +157,18 @@ LEVELS = (
                 "function; each chunk's metadata names the classes and functions it holds "
                 "('symbols') and whether they are classes, methods or a mix ('kind').",
             ),
+            Stop(
+                "CSV: a table cut between rows",
+                EXPLORE,
+                "warehouse_stock.csv",
+                "table",
+                {"size": 300, "unit": "tokens"},
+                hint="the 120-row stock list is cut only between rows, and every group carries "
+                "the header: the first in its text, each later one in its metadata ('context', "
+                "a column of the chunk table), read by the model before the rows. Pick a chunk "
+                "below the table: its header is shown above it, and 'table_rows' says which "
+                "rows it holds.",
+            ),
         ),
     ),
     Level(

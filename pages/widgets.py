@@ -49,6 +49,7 @@ from pages import cached
 if TYPE_CHECKING:
     from chunking.evaluation.lens import Lens
     from chunking.evaluation.questions import Question
+    from chunking.sinks import Target
 
 #: Every keyed widget of the app keeps its value for the whole session: while another
 #: page is shown, and when a page change reaches the server without the widget (a link
@@ -486,6 +487,14 @@ def paged_text(
     (:func:`chunking.viz.render.render_window`); such a page is not cached.
     """
     pages = pages if pages is not None else paginate(shown)
+    # Another document starts on its first page (clamping the page number left over from
+    # the previous one would open a shorter document on its last page). The text itself
+    # is kept for the comparison: a reference, not a copy, and no hash on every rerun.
+    shown_text = f"_ce_text_of.{key}"
+    before = st.session_state.get(shown_text)
+    if before is not text and before != text:
+        st.session_state[key] = 1
+        st.session_state[shown_text] = text
     clamp_state(key, 1, len(pages))
     nav, info = st.columns([1, 4], vertical_alignment="bottom")
     number = nav.number_input(
@@ -527,7 +536,8 @@ def preview(text: str, width: int = 80) -> str:
 
 def chunk_table(chunks: Sequence[Chunk], analysis: Report) -> pd.DataFrame:
     """One row per chunk for display: offsets, sizes in every unit, the page a PDF chunk
-    starts on, flags and a preview."""
+    starts on, the table rows a group holds and the header it carries (when some chunk
+    has them), flags and a preview."""
     table = pd.DataFrame(
         {
             "chunk": [c.index for c in chunks],
@@ -540,9 +550,22 @@ def chunk_table(chunks: Sequence[Chunk], analysis: Report) -> pd.DataFrame:
     if any(p is not None for p in analysis.pages):
         table["page"] = [p[0] if p else None for p in analysis.pages]
     table["boundary"] = [str(c.metadata.get("boundary", "")) for c in chunks]
+    if any(c.metadata.get("table_rows") for c in chunks):  # rows of a table cut in groups
+        table["table_rows"] = [_row_range(c.metadata.get("table_rows")) for c in chunks]
+    if any(c.metadata.get("context") for c in chunks):  # e.g. a table header carried
+        table["context"] = [preview(str(c.metadata.get("context") or "")) for c in chunks]
     table["flags"] = [", ".join(c.flags) for c in chunks]
     table["text"] = [preview(c.text) for c in chunks]
     return table
+
+
+def _row_range(rows: Any) -> str:
+    """A chunk's ``table_rows`` (first and last row, counted from 1) as "6–10"; "" when
+    the chunk is not a group of table rows."""
+    if not rows:
+        return ""
+    first, last = rows
+    return str(first) if first == last else f"{first}–{last}"
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -577,7 +600,7 @@ def comparison_table(rows: Mapping[str, tuple[Config, Report]]) -> pd.DataFrame:
         }
         if "model" in analysis.summary:
             record["Largest (model word pieces)"] = analysis.summary["model"].max
-        record["Warnings"] = sum(w.count for w in analysis.warnings)
+        record["Warnings"] = analysis.warning_count
         records.append(record)
     return pd.DataFrame(records)
 
@@ -656,6 +679,209 @@ def code_export(config: Config, key: str) -> None:
     )
 
 
+# ----------------------------------------------------------- writing to a vector database
+
+
+@dataclass(frozen=True)
+class SinkDocument:
+    """One document to write: its content hash (:func:`chunking.documents.corpus.doc_id`
+    of the bytes it was read from, as ``chunk-explorer run`` hashes it), its path, its
+    chunks and their PDF pages (:func:`chunking.output.export.chunk_pages`)."""
+
+    doc_id: str
+    path: str
+    chunks: Sequence[Chunk]
+    pages: Sequence[Sequence[int] | None] | None = None
+
+    def records(self) -> list[dict[str, Any]]:
+        """The chunks as :func:`chunking.sinks.write_records` takes them."""
+        from chunking.output.export import chunk_records
+
+        extra = {"doc_id": self.doc_id, "path": self.path}
+        return [{**row, **extra} for row in chunk_records(self.chunks, self.pages)]
+
+
+#: Session key (after the page's prefix) of the last write: target, collection, counts.
+_SINK_WRITTEN = "_sink_written"
+
+
+def sink_kinds() -> tuple[list[str], list[str]]:
+    """The database kinds whose libraries are installed, and those whose are not."""
+    from importlib.util import find_spec
+
+    from chunking.sinks.kinds import SINKS
+
+    installed = [k for k, s in SINKS.items() if all(find_spec(m) for m in s.modules)]
+    return installed, [k for k in SINKS if k not in installed]
+
+
+def vector_database_box(
+    prefix: str, config: Config, documents: Callable[[], Sequence[SinkDocument]], chunks: int
+) -> None:
+    """The "Write to a vector database" box: the kind, its folder, the collection, the model and
+    the button; then the count written and how to search it back (the command line and
+    a search box). ``documents()`` is called on a click only; ``chunks`` is how many it
+    will give. Keys are ``prefix`` + ``.sink_*``."""
+    from chunking.sinks import INSTALL_HINT, SinkError, Target, collection_name
+    from chunking.sinks.kinds import SINKS, check_folder
+
+    installed, missing = sink_kinds()
+    if not installed:
+        st.info(f"Writing to a vector database needs LanceDB, Chroma or Qdrant: {INSTALL_HINT}")
+        return
+    left, middle, right = st.columns(3)
+    kind = str(
+        left.selectbox(
+            "Database",
+            installed,
+            format_func=lambda k: f"{SINKS[k].title} ({k})",
+            persist_state=PERSIST,
+            key=f"{prefix}.sink_kind",
+            help="Each runs in this process on a folder, without a server.",
+        )
+    )
+    st.session_state.setdefault(f"{prefix}.sink_path", "vectors")
+    folder = middle.text_input(
+        "Folder",
+        persist_state=PERSIST,
+        key=f"{prefix}.sink_path",
+        help="A new or empty folder, or one this kind of database wrote (relative to where "
+        "the app was started).",
+    ).strip()
+    default = collection_name(config.label())
+    name = right.text_input(
+        "Collection",
+        placeholder=default,
+        persist_state=PERSIST,
+        key=f"{prefix}.sink_collection",
+        help="Empty: named after the configuration. Writing the same chunks again replaces "
+        "them: every record's id is its document's content hash and the chunk's index.",
+    ).strip()
+    collection = name or default
+    model_key = f"{prefix}.sink_model"
+    model = model_select(model_key, "Embedding model")
+    st.caption(
+        "minilm-static embeds a large corpus in seconds (lower quality); a collection "
+        "keeps the model it was written with, and a search embeds its question with it."
+        + (f" Not installed: {', '.join(missing)} ({INSTALL_HINT})." if missing else "")
+    )
+    try:
+        target = Target.parse(f"{kind}:{folder}")
+    except SinkError as exc:
+        st.error(str(exc))
+        return
+    if st.button(
+        f"Write {chunks:,} chunks to {target}",
+        key=f"{prefix}.sink_write",
+        icon=":material/database:",
+        disabled=not chunks,
+    ):
+        try:
+            check_folder(target, must_exist=False)
+        except SinkError as exc:
+            st.error(str(exc))
+            return
+        _write_to_sink(prefix, target, collection, config, model, model_key, documents())
+    written = st.session_state.get(prefix + _SINK_WRITTEN)
+    if written is not None and written[:2] == (target.key, collection):
+        st.success(
+            f"Wrote {written[2]:,} chunks into {target}, collection {collection}: it holds "
+            f"{written[3]:,} records.",
+            icon=":material/check_circle:",
+        )
+    _search_box(prefix, target, collection)
+
+
+def _write_to_sink(
+    prefix: str,
+    target: Target,
+    collection: str,
+    config: Config,
+    model: str,
+    model_key: str,
+    documents: Sequence[SinkDocument],
+) -> None:
+    """Embed every chunk's embedding text and write the records, with progress bars;
+    a refusal is one ``st.error`` line."""
+    from chunking.sinks import SinkError, write_records
+
+    records = [row for doc in documents for row in doc.records()]
+    texts = [chunk.embedding_text for doc in documents for chunk in doc.chunks]
+    if not records:
+        st.error("There are no chunks to write.")
+        return
+    embedder = load_embedder(model, model_key=model_key)
+    if embedder is None:
+        return
+    vectors = embed_with_progress(embedder, texts, f"Embedding with {model}")
+    holder = st.empty()
+
+    def update(done: int, total: int, what: str) -> None:
+        holder.progress(done / max(total, 1), text=f"Writing {done:,} of {total:,} records")
+
+    try:
+        count = write_records(
+            target,
+            records,
+            vectors,
+            config=config,
+            model=model,
+            collection=collection,
+            progress=update,
+        )
+    except SinkError as exc:
+        st.error(str(exc))
+        return
+    except OSError as exc:
+        st.error(f"{target}: {exc.strerror or exc}")
+        return
+    finally:
+        holder.empty()
+    st.session_state[prefix + _SINK_WRITTEN] = (target.key, collection, len(records), count)
+
+
+def _search_box(prefix: str, target: Target, collection: str) -> None:
+    """The command line that searches the collection, and a search box doing the same."""
+    import shlex
+
+    from chunking.sinks import SinkError, search
+
+    where = f"{target.kind}:{target.path.resolve()}"
+    left, right = st.columns([5, 1])
+    question = left.text_input(
+        "Search it back",
+        placeholder="A question about the documents",
+        persist_state=PERSIST,
+        key=f"{prefix}.sink_question",
+    ).strip()
+    k = int(right.number_input("Chunks", 1, 50, 5, persist_state=PERSIST, key=f"{prefix}.sink_k"))
+    words = ["chunk-explorer", "search", where, question or "question", "-k", str(k)]
+    st.code(shlex.join([*words, "--collection", collection]), language="bash")
+    if not st.button("Search", key=f"{prefix}.sink_search", disabled=not question):
+        return
+    try:
+        found = search(target, question, k=k, collection=collection)
+    except (SinkError, OSError) as exc:
+        st.error(str(exc))
+        return
+    except EmbeddingError as exc:
+        st.error(f"The collection's embedding model could not be loaded: {exc}")
+        return
+    rows = [
+        {
+            "score": round(hit.score, 3),
+            "path": hit.path,
+            "chunk": hit.index,
+            "start": hit.start,
+            "end": hit.end,
+            "text": preview(hit.text, 200),
+        }
+        for hit in found.hits
+    ]
+    st.caption(f"{len(rows):,} nearest chunks, the question embedded with {found.model}.")
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key=f"{prefix}.sink_hits")
+
+
 # ------------------------------------------------------------------ the retrieval lens
 
 #: Session key of the last evaluation's lens, set by the Evaluate page.
@@ -682,7 +908,7 @@ class SharedLens:
     def matching(self, text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, str]]:
         """``(configuration, document)`` pairs whose document is ``text`` cut at exactly
         these chunk ``spans`` (the lens can colour those chunks)."""
-        wanted = [tuple(s) for s in spans]
+        wanted = [[int(a), int(b)] for a, b in spans]
         found = []
         for i, one in enumerate(self.lenses):
             for cid, document in self.documents.items():

@@ -81,7 +81,7 @@ def test_typed_questions_are_located_near_matched_or_reported_and_the_misses_exp
     assert lines["status"].tolist() == ["located", "near match", "not found"]
     assert "1 located, 1 near match, 1 not found" in " ".join(c.value for c in at.caption)
     assert any("line 3: not found" in w.value and "dogs" in w.value for w in at.warning)
-    results = at.dataframe[[d.key for d in at.dataframe].index("eval.results")].value
+    results = _frame(at, "never retrieved %")
     assert {"cut by a boundary", "truncated", "out-ranked", "never retrieved %"} <= set(
         results.columns
     )
@@ -116,7 +116,7 @@ def test_map_questions_choose_a_question_and_switch_the_colouring() -> None:
     _ok(at)
     text = " ".join(m.value for m in at.markdown)
     assert "When do birds sing?" in text and "cut by a boundary" in text
-    marks = at.dataframe[[d.key for d in at.dataframe].index("map.lens_marks")].value
+    marks = _frame(at, "gold")
     assert marks["gold"].any()
     names = [t["name"] for t in _charts(at)[-1]["data"]]
     assert "selected question" in names and any(n.startswith("gold chunks") for n in names)
@@ -153,7 +153,7 @@ def test_an_evaluation_with_no_misses() -> None:
     # one chunk holds the whole document: every question gets all of its gold text
     at = _evaluate(2000, top_k=1, typed=f"Where do fish swim? | {FISH}\n")
     assert len(chunking.chunk(TEXT, "recursive", size=2000, unit="chars")) == 1
-    results = at.dataframe[[d.key for d in at.dataframe].index("eval.results")].value
+    results = _frame(at, "never retrieved %")
     assert results["cut by a boundary"].tolist() == ["0"]
     assert results["out-ranked"].tolist() == ["0"] and results["never retrieved %"].tolist() == [
         "0.0"

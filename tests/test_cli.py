@@ -405,7 +405,7 @@ def test_stats_shows_the_warnings_the_app_shows(
     code, text, _ = cli(capsys, *flags)
     assert code == 0
     lines = text.splitlines()
-    assert f"warnings   {len(warnings)}" in lines
+    assert f"warnings   {sum(len(w['chunks']) for w in warnings)}" in lines
     for warning in warnings:
         assert f"  - {warning['title']}." in lines
         assert " ".join(warning["message"].split()[:6]) in text

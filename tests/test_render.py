@@ -13,6 +13,7 @@ import chunking
 from chunking import Chunk
 from chunking.viz.render import (
     Page,
+    context_html,
     page_of_chunk,
     paginate,
     render_page,
@@ -84,6 +85,19 @@ def test_document_markup_is_escaped_and_shown_as_text() -> None:
     whole = render_window(HOSTILE, _chunks(HOSTILE, [(0, len(HOSTILE))]))
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in whole
     assert "&lt;!-- hidden --&gt;" in whole
+
+
+def test_a_carried_header_is_escaped_labelled_and_only_drawn_when_there_is_one() -> None:
+    header = "| a <b> | c & d |\n|---|---|"
+    chunk = Chunk(1, 0, 9, "| 1 | 2 |", 9, {"context": header, "table_rows": [3, 3]})
+    parsed = _parse(context_html(chunk))
+    assert {tag for tag, _ in parsed.tags} == {"div", "span"}
+    label, carried = parsed.text
+    assert label == "header carried (not part of the chunk's offsets)"
+    assert carried == header
+    assert context_html(Chunk(0, 0, 9, "| 1 | 2 |", 9, {"table_rows": [1, 2]})) == ""
+    other = context_html(Chunk(0, 0, 3, "abc", 3, {"context": HOSTILE}))
+    assert "context carried" in other and "<script>" not in other
 
 
 @given(st.text(min_size=1, max_size=300), st.integers(5, 60), st.integers(0, 4))

@@ -36,7 +36,14 @@ from ..documents.corpus import Member, doc_id
 from ..documents.io import MAX_BYTES_DEFAULT, Document, DocumentError, read_bytes
 from ..engine.spans import paragraph_spans, sentence_spans
 from ..model import Progress
-from .report import SizeSummary, describe, find_warnings, model_max_tokens, truncated_chunks
+from .report import (
+    SizeSummary,
+    describe,
+    find_warnings,
+    model_max_tokens,
+    truncated_chunks,
+    warning_count,
+)
 
 #: Called after each document: (documents done, documents in all, the document's name).
 
@@ -243,7 +250,7 @@ def document_stats(
         encoding=document.encoding,
         characters=len(text),
         sizes=tuple(c.size for c in chunks),
-        warnings=sum(w.count for w in warnings),
+        warnings=warning_count(warnings),
         warning_titles=tuple(w.title for w in warnings),
         over_window=None if truncated is None else len(truncated),
         error=None,

@@ -195,6 +195,13 @@ class ChunkWarning:
         }
 
 
+def warning_count(warnings: Sequence[ChunkWarning]) -> int:
+    """The "Warnings" figure of every view (Explore, Compare, Corpus, the CLI, the HTML
+    report): the chunks each warning names, summed over the warnings, so that 51 cuts
+    inside a sentence weigh more than 2. A warning that names no chunk counts once."""
+    return sum(max(1, w.count) for w in warnings)
+
+
 def _listing(indices: Sequence[int]) -> str:
     shown = ", ".join(f"#{i}" for i in indices[:SHOWN_IN_MESSAGE])
     more = len(indices) - SHOWN_IN_MESSAGE
@@ -636,6 +643,11 @@ class Report:
     @property
     def count(self) -> int:
         return self.summary[self.unit].count
+
+    @property
+    def warning_count(self) -> int:
+        """The "Warnings" figure every view shows: :func:`warning_count` of the warnings."""
+        return warning_count(self.warnings)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the summary in the configured unit at the top, then the rest."""

@@ -219,7 +219,9 @@ def app_command(port: int) -> list[str]:
         needs = ", ".join(missing)
         raise ValueError(f"the app needs {needs}; install them: pip install 'chunk-explorer[app]'")
     script = str(app_script())
-    return [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port)]
+    # ``python app.py`` rather than ``streamlit run app.py``: app.py starts Streamlit
+    # itself so that a bookmarked page opens without a "Page not found" (see app.py).
+    return [sys.executable, script, "--server.port", str(port)]
 
 
 def _cmd_app(args: argparse.Namespace) -> int:
@@ -246,7 +248,7 @@ def stats_text(report: Report) -> str:
         ("min", f"{summary.min} {unit}"),
         ("max", f"{summary.max} {unit}"),
         ("over limit", _over_limit_text(report.flagged_over_limit)),
-        ("warnings", len(report.warnings) or "none"),
+        ("warnings", report.warning_count or "none"),
     ]
     lines = [f"{name:<11}{value}" for name, value in rows]
     for warning in report.warnings:

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..model import Progress
 from ..units import DEFAULT_MODEL as BUNDLED
+from . import timing
 from .cache import (
     default_cache_dir,
     disk_get,
@@ -33,7 +34,6 @@ from .cache import (
     memory_put,
     text_key,
 )
-from .timing import EMBED, Speed, contention, record
 
 #: The model used when none is named.
 DEFAULT_MODEL = f"sentence-transformers/{BUNDLED}"
@@ -73,7 +73,7 @@ class Embedder:
     #: What a user should know next to the model's name, e.g. "fast preview, lower quality".
     note: str = ""
     #: Its prior costs (:mod:`.timing`), set by the loader; None: not timed (a fake).
-    speed: Speed | None = None
+    speed: timing.Speed | None = None
 
     def __init__(self) -> None:
         self.calls = 0
@@ -149,7 +149,7 @@ class Embedder:
             progress(done, total, "texts embedded")
         pending = list(missing)
         todo = [texts[missing[k][0]] for k in pending]
-        started, load = time.perf_counter(), contention()
+        started, load = time.perf_counter(), timing.contention()
         for rows in self.plan_batches(todo, batch_size):
             batch = [pending[i] for i in rows]
             vectors = self._encode_batch([todo[i] for i in rows])
@@ -163,7 +163,7 @@ class Embedder:
                 progress(done, total, "texts embedded")
         if self.speed is not None and todo:
             idle = self.speed.embedding_seconds([len(t) for t in todo])
-            record(self.name, EMBED, idle, time.perf_counter() - started, load)
+            timing.record(self.name, timing.EMBED, idle, time.perf_counter() - started, load)
         return out
 
     def plan_batches(self, texts: Sequence[str], batch_size: int) -> list[list[int]]:

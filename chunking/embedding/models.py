@@ -28,6 +28,7 @@ import numpy as np
 
 from ..units import DEFAULT_MODEL as BUNDLED
 from ..units import SPECIAL_TOKENS
+from . import timing
 from .base import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_MODEL,
@@ -45,7 +46,7 @@ from .base import (
 )
 from .cache import default_cache_dir, disk_get, memory_get, text_key
 from .registry import NamedModel, model_names, named_model, resolve_name
-from .timing import EMBED, LOAD, about, contention, estimate, record
+from .timing import EMBED, LOAD, about, estimate
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -131,10 +132,10 @@ def _load(name: str, progress: Progress | None) -> Embedder:
     named = _timed_as(name)
     if named.key == name:
         return named.load(progress)  # timed there
-    started, load = time.perf_counter(), contention()
+    started, load = time.perf_counter(), timing.contention()
     model = load_sentence_transformer(name, name, model_names())
     embedder = SentenceTransformerEmbedder(model, name)
-    record(name, LOAD, named.speed.load_seconds, time.perf_counter() - started, load)
+    timing.record(name, LOAD, named.speed.load_seconds, time.perf_counter() - started, load)
     embedder.speed = named.speed
     return embedder
 

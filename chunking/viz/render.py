@@ -20,6 +20,9 @@ questions retrieved it) each chunk's background follows a heat scale
 and ``gold`` spans (a question's answer) are underlined (class ``ce-gold``), so a
 boundary cutting through an answer shows at a glance.
 
+A chunk's ``metadata["context"]`` (the header a group of table rows carries) is not in
+the document at the chunk's offsets: :func:`context_html` draws it apart, labelled.
+
 Large documents are shown a page at a time: :func:`paginate` groups chunks into pages
 of at most ``max_chunks`` chunks and about ``max_chars`` characters, and
 :func:`render_window` draws only one character window.
@@ -64,6 +67,9 @@ BOUNDARY_CSS = """
 .ce-doc .ce-more { display: block; color: gray; font-style: italic; margin-top: 0.5rem; }
 .ce-legend span { padding: 0 0.4rem; margin-right: 0.5rem; border-radius: 3px; }
 .ce-doc .ce-gold { text-decoration: underline 3px #00897b; text-underline-offset: 3px; }
+.ce-doc.ce-context { max-height: 160px; border-style: dashed; opacity: 0.85; }
+.ce-context .ce-context-label { display: block; font-family: sans-serif; font-size: 0.72rem;
+  color: gray; margin-bottom: 0.25rem; }
 """
 
 LEGEND_HTML = (
@@ -293,6 +299,21 @@ def render_window(
         )
     parts.append("</div>")
     return "".join(parts)
+
+
+def context_html(chunk: Chunk) -> str:
+    """The text a model reads before ``chunk`` (``metadata["context"]``, e.g. the header
+    a group of table rows carries), escaped and labelled as outside the chunk's offsets;
+    "" when it has none."""
+    context = str(chunk.metadata.get("context") or "")
+    if not context:
+        return ""
+    what = "header carried" if chunk.metadata.get("table_rows") else "context carried"
+    return (
+        '<div class="ce-doc ce-context">'
+        f'<span class="ce-context-label">{what} (not part of the chunk\'s offsets)</span>'
+        f"{_escape(context)}</div>"
+    )
 
 
 def render_page(

@@ -73,7 +73,8 @@ def start_server(
     env: dict[str, str] | None = None,
     extra_args: Sequence[str] = (),
 ) -> tuple[subprocess.Popen, str]:
-    """Start ``streamlit run app.py`` on a free port; return the process and its URL.
+    """Start ``python app.py`` (Streamlit, as README says) on a free port; return the
+    process and its URL.
 
     Output goes to ``log_path`` (discarded when None). Raises ``RuntimeError`` if the
     server exits or does not answer its health check within ``STARTUP_SECONDS``.
@@ -81,9 +82,6 @@ def start_server(
     port = free_port()
     command = [
         sys.executable,
-        "-m",
-        "streamlit",
-        "run",
         "app.py",
         "--server.headless",
         "true",

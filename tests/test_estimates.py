@@ -1,0 +1,236 @@
+"""Announced waits (chunking.embedding.timing and the estimates of .models): priors,
+contention and calibration from measured runs, and ``chunk-explorer models --build``.
+
+No test asserts how long anything takes: the records are written with chosen seconds,
+or read back after a real run, and the machine's load is fixed where an estimate is
+compared with another.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from chunking.cli import main
+from chunking.embedding import models, registry, timing
+from chunking.embedding.base import HashEmbedder
+from chunking.embedding.models import (
+    estimate_embedding_seconds,
+    estimate_load_seconds,
+    estimate_wait,
+    get_embedder,
+)
+from chunking.embedding.registry import NamedModel, named_model
+from chunking.embedding.timing import BUILD, EMBED, LOAD, Speed
+
+SPEED = Speed(load_seconds=2.0, build_seconds=30.0, seconds_per_char=1e-4, window_chars=400)
+
+
+@pytest.fixture(autouse=True)
+def timings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A records file of the test's own, and a machine whose load is fixed."""
+    path = tmp_path / "timings.json"
+    monkeypatch.setenv(timing.TIMINGS_ENV, str(path))
+    monkeypatch.setattr(timing, "contention", lambda: 1.0)
+    return path
+
+
+def test_the_records_live_in_the_user_cache_unless_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(timing.TIMINGS_ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere/cache")
+    assert timing.timings_path() == Path("/somewhere/cache/chunk-explorer/timings.json")
+
+
+def test_an_unmeasured_model_is_estimated_by_its_prior_scaled_by_the_load() -> None:
+    assert timing.factor("m", LOAD) == 1.0
+    assert timing.estimate("m", LOAD, 2.0) == 2.0
+    assert timing.estimate("m", LOAD, 2.0, load=3.0) == 6.0
+
+
+def test_measured_runs_calibrate_the_next_estimate(timings: Path) -> None:
+    timing.record("m", LOAD, 2.0, 5.0, load=1.0)  # predicted 2 s, took 5 s
+    assert timing.factor("m", LOAD) == pytest.approx(2.5)
+    assert timing.estimate("m", LOAD, 2.0) == pytest.approx(5.0)
+    # A run under contention is compared with the prior scaled by that contention.
+    timing.record("n", LOAD, 2.0, 8.0, load=4.0)
+    assert timing.factor("n", LOAD) == pytest.approx(1.0)
+    # Kinds and models are calibrated apart.
+    assert timing.factor("m", EMBED) == 1.0 and timing.factor("other", LOAD) == 1.0
+    assert set(json.loads(timings.read_text("utf-8"))) == {"m", "n"}
+
+
+def test_a_new_run_weighs_as_much_as_all_earlier_ones() -> None:
+    timing.record("m", EMBED, 10.0, 10.0, load=1.0)
+    timing.record("m", EMBED, 10.0, 30.0, load=1.0)
+    # (10 * 0.5 + 30) / (10 * 0.5 + 10)
+    assert timing.factor("m", EMBED) == pytest.approx(35 / 15)
+
+
+def test_one_odd_run_cannot_make_estimates_absurd() -> None:
+    timing.record("slow", LOAD, 1.0, 500.0, load=1.0)
+    timing.record("fast", LOAD, 100.0, 1.0, load=1.0)
+    assert timing.factor("slow", LOAD) == timing.FACTOR_RANGE[1]
+    assert timing.factor("fast", LOAD) == timing.FACTOR_RANGE[0]
+
+
+def test_short_runs_are_not_recorded_and_a_damaged_file_is_ignored(timings: Path) -> None:
+    timing.record("m", LOAD, 1.0, timing.MIN_SECONDS / 2, load=1.0)
+    assert not timings.exists()
+    timings.write_text("{not json", encoding="utf-8")
+    assert timing.factor("m", LOAD) == 1.0
+    timing.record("m", LOAD, 1.0, 2.0, load=1.0)  # rewritten whole
+    assert timing.factor("m", LOAD) == pytest.approx(2.0)
+
+
+def test_contention_is_the_load_per_cpu_and_never_below_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.undo()  # the real function
+    monkeypatch.setattr(timing.os, "getloadavg", lambda: (9.0, 0.0, 0.0))
+    monkeypatch.setattr(timing.os, "cpu_count", lambda: 2)
+    assert timing.contention() == 4.5
+    monkeypatch.setattr(timing.os, "getloadavg", lambda: (0.3, 0.0, 0.0))
+    assert timing.contention() == 1.0
+
+
+def test_embedding_cost_counts_characters_up_to_the_window() -> None:
+    assert SPEED.embedding_seconds([100, 1000]) == pytest.approx(1e-4 * (100 + 400))
+    assert SPEED.embedding_seconds([]) == 0.0
+
+
+def test_an_embedder_records_what_its_runs_took(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(timing, "MIN_SECONDS", 0.0)
+    embedder = HashEmbedder()
+    embedder.name = "timed-hash"
+    embedder.speed = SPEED
+    texts = [f"text number {i}" for i in range(50)]
+    embedder.embed(texts)
+    record = json.loads(timing.timings_path().read_text("utf-8"))["timed-hash"][EMBED]
+    assert record["predicted"] == pytest.approx(SPEED.embedding_seconds([len(t) for t in texts]))
+    assert record["measured"] > 0
+    # Cached texts cost nothing and record nothing.
+    embedder.embed(texts)
+    again = json.loads(timing.timings_path().read_text("utf-8"))["timed-hash"][EMBED]
+    assert again == record
+
+
+def test_a_fake_model_is_not_timed(timings: Path) -> None:
+    get_embedder("hash").embed([f"untimed {i}" for i in range(500)])
+    assert not timings.exists()
+    assert estimate_load_seconds("hash") == 0.0
+    assert estimate_embedding_seconds("hash", 1000) == 0.0
+
+
+def test_a_loaded_model_costs_nothing_to_load_and_cached_texts_nothing_to_embed() -> None:
+    embedder = get_embedder("minilm-static")  # quick, real
+    assert estimate_load_seconds("minilm-static") == 0.0
+    texts = [f"A sentence about the number {i}." for i in range(20)]
+    before = estimate_embedding_seconds("minilm-static", texts)
+    assert before > 0
+    embedder.embed(texts[:10])
+    after = estimate_embedding_seconds("minilm-static", texts)
+    assert 0 < after < before
+    embedder.embed(texts)
+    assert estimate_embedding_seconds("minilm-static", texts) == 0.0
+    assert estimate_embedding_seconds("minilm-static", texts + texts[:1]) == 0.0
+
+
+def test_a_count_of_texts_is_estimated_at_the_models_window() -> None:
+    speed = named_model("minilm-onnx-int8").speed  # type: ignore[union-attr]
+    full = estimate_embedding_seconds("minilm-onnx-int8", 10)
+    assert full == pytest.approx(speed.embedding_seconds([speed.window_chars] * 10))
+    short = estimate_embedding_seconds("minilm-onnx-int8", 10, mean_chars=100)
+    assert short < full
+
+
+def test_a_derived_model_not_built_yet_adds_its_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    onnx = named_model("minilm-onnx-int8")
+    assert onnx is not None
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty-cache"))
+    assert not onnx.is_built()
+    speed = onnx.speed
+    assert onnx.ready_seconds() == pytest.approx(speed.build_seconds + speed.load_seconds)
+    assert "built on first use (about" in onnx.availability().note
+    timing.record(onnx.key, BUILD, 10.0, 30.0, load=1.0)
+    assert onnx.ready_seconds() == pytest.approx(3 * (speed.build_seconds + speed.load_seconds))
+
+
+def test_a_wait_names_its_parts() -> None:
+    wait = models.Wait("minilm-onnx-int8", 2.2, 36.0, "491 chunks")
+    assert wait.seconds == pytest.approx(38.2)
+    assert wait.describe() == (
+        "about 40 s (loading minilm-onnx-int8 about 2 s, embedding 491 chunks about 35 s)"
+    )
+    assert models.Wait("m", 0.0, 12.0, "9 texts").describe() == "about 10 s"
+    texts = ["one text", "another text"]
+    planned = estimate_wait("minilm-static", texts, "2 sentences")
+    assert planned.what == "2 sentences" and planned.model == "minilm-static"
+    assert planned.embed_seconds == estimate_embedding_seconds("minilm-static", texts)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "said"),
+    [(0.4, "under a second"), (3.4, "about 3 s"), (42, "about 40 s"), (200, "about 3 min")],
+)
+def test_waits_are_said_as_people_say_them(seconds: float, said: str) -> None:
+    assert timing.about(seconds) == said
+
+
+# ------------------------------------------------------------ chunk-explorer models --build
+
+
+def _derived(tmp_path: Path, name: str, *, extra_package: str | None = None) -> NamedModel:
+    """A derived model whose build writes a folder (the command's flow, not a model)."""
+    folder = tmp_path / name
+
+    def load(key: str, note: str, progress: models.Progress | None) -> HashEmbedder:
+        if progress is not None:
+            progress(0, 2, "building")
+            progress(2, 2, "done")
+        folder.mkdir()
+        return HashEmbedder()
+
+    return NamedModel(
+        name,
+        name,
+        "fake",
+        "a model for the command's test",
+        64,
+        256,
+        ("numpy", *([extra_package] if extra_package else [])),
+        (),
+        "pip install nothing",
+        load,
+        SPEED,
+        folder.is_dir,
+    )
+
+
+def test_models_build_builds_what_is_missing_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    derived = _derived(tmp_path, "derived-a")
+    monkeypatch.setattr(registry, "_MODELS", (registry.named_models()[0], derived))
+    assert main(["models", "--build"]) == 0
+    err = capsys.readouterr().err
+    assert "derived-a: building (about" in err
+    assert "derived-a: building\n" in err  # the build's own step, one line each
+    assert "derived-a: built in" in err
+    assert "minilm" not in err  # the bundled model has nothing to build
+    assert main(["models", "--build"]) == 0
+    assert "derived-a: already built" in capsys.readouterr().err
+
+
+def test_models_build_fails_with_the_reason_when_a_package_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = _derived(tmp_path, "derived-b", extra_package="no_such_package_here")
+    monkeypatch.setattr(registry, "_MODELS", (missing,))
+    assert main(["models", "--build"]) == 1
+    err = capsys.readouterr().err
+    assert "derived-b: not built: needs no_such_package_here: pip install nothing" in err
+    assert not (tmp_path / "derived-b").exists()
