@@ -158,16 +158,16 @@ LEVELS = (
                 "('symbols') and whether they are classes, methods or a mix ('kind').",
             ),
             Stop(
-                "CSV: a table cut between rows",
+                "Tables: the guide at 120 tokens",
                 EXPLORE,
-                "warehouse_stock.csv",
-                "table",
-                {"size": 300, "unit": "tokens"},
-                hint="the 120-row stock list is cut only between rows, and every group carries "
-                "the header: the first in its text, each later one in its metadata ('context', "
-                "a column of the chunk table), read by the model before the rows. Pick a chunk "
-                "below the table: its header is shown above it, and 'table_rows' says which "
-                "rows it holds.",
+                "technical_guide.md",
+                "markdown",
+                {"size": 120, "unit": "tokens"},
+                hint="at 120 tokens the guide's two tables no longer fit in a chunk: each is cut "
+                "only between rows, and every group carries the header, the first in its text, "
+                "the next in its metadata ('context', a column of the chunk table) that the "
+                "model reads before the rows. Pick a chunk whose 'table_rows' is filled: a "
+                "later group shows its header above it.",
             ),
         ),
     ),

@@ -43,7 +43,9 @@ def _paste(at: AppTest, text: str) -> AppTest:
 
 
 def _document(paragraphs: int, word: str) -> str:
-    return "".join(f"{word} {i}. " + "Some filler words here. " * 12 + "\n\n" for i in range(paragraphs))
+    return "".join(
+        f"{word} {i}. " + "Some filler words here. " * 12 + "\n\n" for i in range(paragraphs)
+    )
 
 
 # ----------------------------------------------------------------------------- tour

@@ -1,6 +1,6 @@
 """AppTest tests for tables in the app: a CSV upload gets the ``table`` strategy suggested,
-Explore shows the header each group of rows carries, and the tour's table stop opens a
-table cut into groups.
+Explore shows the header each group of rows carries, and the tour's table stop opens the
+Markdown guide with its tables cut into groups.
 
 What is shown is checked against the core: the same text chunked with ``chunking``.
 """
@@ -60,20 +60,32 @@ def _show_chunk(at: AppTest, index: int) -> AppTest:
     return _ok(at.number_input(key=explore_page.CHUNK_KEY).set_value(index).run())
 
 
-def _check_groups(at: AppTest, chunks: list[Chunk]) -> None:
-    """The chunk table and the detail view against the core's groups of rows."""
-    assert len(chunks) > 2 and all("table_rows" in c.metadata for c in chunks)
+def _rows(chunk: Chunk) -> str:
+    rows = chunk.metadata.get("table_rows")
+    if not rows:
+        return ""
+    return str(rows[0]) if rows[0] == rows[1] else f"{rows[0]}–{rows[1]}"
+
+
+def _check_groups(at: AppTest, chunks: list[Chunk]) -> str:
+    """The chunk table and the detail view against the core's chunks, some of them
+    groups of table rows; returns the header box drawn above the last group."""
+    groups = [c for c in chunks if c.metadata.get("table_groups", 0) > 1]
+    carrying = [c for c in groups if c.metadata.get("context")]
+    assert carrying and len(groups) > len(carrying)  # a table cut in groups
     table = _chunk_table(at)
     assert list(table["chunk"]) == [c.index for c in chunks]
-    header = str(chunks[1].metadata["context"])
-    assert list(table["context"]) == [""] + [widgets.preview(header)] * (len(chunks) - 1)
-    first, last = chunks[-1].metadata["table_rows"]
-    assert table["table_rows"].iloc[-1] == f"{first}–{last}"
-    _show_chunk(at, 0)  # the first group has the header in its own text
+    assert list(table["table_rows"]) == [_rows(c) for c in chunks]
+    contexts = [widgets.preview(str(c.metadata.get("context") or "")) for c in chunks]
+    assert list(table["context"]) == contexts
+    first = next(c for c in groups if c.metadata["table_group"] == 1)
+    _show_chunk(at, first.index)  # the first group has the header in its own text
     assert not _carried(at)
-    _show_chunk(at, len(chunks) - 1)
+    _show_chunk(at, carrying[-1].index)
     (box,) = _carried(at)
+    header = str(carrying[-1].metadata["context"])
     assert CARRIED in box and html.escape(header, quote=True) in box
+    return box
 
 
 def test_an_uploaded_csv_gets_the_table_strategy_and_shows_the_header_it_carries() -> None:
@@ -83,7 +95,8 @@ def test_an_uploaded_csv_gets_the_table_strategy_and_shows_the_header_it_carries
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.switch_page("pages/explore_page.py").run()
     at.radio(key=sidebar.SOURCE_KEY).set_value("Upload").run()
-    at.file_uploader(key=sidebar.UPLOAD_KEY).set_value(("prices.csv", text.encode(), "text/csv")).run()
+    upload = ("prices.csv", text.encode(), "text/csv")
+    at.file_uploader(key=sidebar.UPLOAD_KEY).set_value(upload).run()
     _ok(at)
     label = rec.config.spec.label
     assert any(f"Suggested for this csv: {label}" in m.value for m in at.sidebar.markdown)
@@ -91,8 +104,8 @@ def test_an_uploaded_csv_gets_the_table_strategy_and_shows_the_header_it_carries
     assert at.selectbox(key=sidebar.STRATEGY_KEY).value == "table"
     chunks = chunking.run(text, rec.config)
     assert all(c.text == text[c.start : c.end] for c in chunks)
-    _check_groups(at, chunks)
-    (box,) = _carried(at)
+    assert all(c.metadata.get("table_rows") for c in chunks)
+    box = _check_groups(at, chunks)
     assert "price <EUR>" not in box  # escaped, never markup
 
 
@@ -101,14 +114,14 @@ def test_the_tour_table_stop_opens_a_table_cut_into_groups_that_carry_the_header
         (level, k, stop)
         for level in tour_page.LEVELS
         for k, stop in enumerate(level.stops)
-        if stop.strategy == "table"
+        if stop.label.startswith("Tables")
     )
     assert level.title.startswith("Structure-aware")
     at = _ok(AppTest.from_file(APP, default_timeout=TIMEOUT).run())
     _ok(at.button(key=f"tour_{level.number}_{k}").click().run())
     at.switch_page("pages/explore_page.py").run()  # AppTest does not follow st.switch_page
     _ok(at)
-    assert at.selectbox(key=sidebar.STRATEGY_KEY).value == "table"
+    assert at.selectbox(key=sidebar.STRATEGY_KEY).value == stop.strategy
     hint = [i.value for i in at.main.info if "Try it" in i.value]
     assert hint and "every group carries the header" in hint[0]
     text = read_path(ROOT / "sample_docs" / stop.sample).text

@@ -144,12 +144,13 @@ def _static_built() -> bool:
     return static_dir().is_dir()
 
 
-#: Idle-machine priors, measured on 2 CPU cores by ``bench/bench_estimates.py --fit``
-#: (loads in a fresh process, torch's import included; builds from the bundled files).
+#: Idle-machine priors (seconds divided by the contention they ran under), measured on
+#: 2 CPU cores by ``bench/bench_estimates.py --fit --build``: loads in a fresh process
+#: (torch's import included), builds from the bundled files, embedding per character.
 _WINDOW_CHARS = DEFAULT_MODEL_WINDOW * CHARS_PER_PIECE
-TORCH_SPEED = Speed(5.0, 0.0, 1.2e-4, _WINDOW_CHARS)
-ONNX_SPEED = Speed(0.4, 20.0, 3.3e-5, _WINDOW_CHARS)
-STATIC_SPEED = Speed(0.5, 60.0, 5e-7, 512 * CHARS_PER_PIECE)
+TORCH_SPEED = Speed(7.0, 0.0, 1.2e-4, _WINDOW_CHARS)
+ONNX_SPEED = Speed(0.4, 20.0, 4.4e-5, _WINDOW_CHARS)
+STATIC_SPEED = Speed(0.5, 100.0, 5e-7, 512 * CHARS_PER_PIECE)
 
 _MODELS: tuple[NamedModel, ...] = (
     NamedModel(

@@ -78,9 +78,7 @@ def test_a_bookmarked_page_opens_on_a_fresh_server(
         context = browser.new_context(viewport={"width": 1440, "height": 1400})
         page = context.new_page()
         page.goto(f"{url}/{path}")
-        expect(page.get_by_role("heading", name=heading, exact=True)).to_be_visible(
-            timeout=120_000
-        )
+        expect(page.get_by_role("heading", name=heading, exact=True)).to_be_visible(timeout=120_000)
         expect(_metric(page, "Chunks")).to_be_visible(timeout=60_000)
         _finished(page)
         page.screenshot(path=str(SCREENSHOTS / f"fresh_{path}.png"))
@@ -92,9 +90,7 @@ def test_a_bookmarked_page_opens_on_a_fresh_server(
         stop_server(process)
 
 
-def test_a_markdown_spec_with_html_examples_is_suggested_markdown(
-    page: Page, app_url: str
-) -> None:
+def test_a_markdown_spec_with_html_examples_is_suggested_markdown(page: Page, app_url: str) -> None:
     spec = spec_like()
     page.goto(f"{app_url}/explore")
     _sidebar_upload(page, "spec.md", spec.encode())
@@ -103,7 +99,8 @@ def test_a_markdown_spec_with_html_examples_is_suggested_markdown(
     expect(_sidebar(page).get_by_text("Markdown sections").first).to_be_visible()
     _sidebar(page).get_by_role("button", name="Use the suggestion").click()
     _finished(page)
-    expect(page.get_by_test_id("stCaptionContainer").filter(has_text="Markdown").first)
+    caption = page.get_by_test_id("stMain").get_by_text("spec.md ·")
+    expect(caption).to_contain_text("— Markdown sections")
     page.screenshot(path=str(SCREENSHOTS / "spec_like_markdown.png"))
 
 
