@@ -18,7 +18,7 @@ def spec_like(examples: int = 60) -> str:
         if i % 10 == 0:
             parts.append(f"\n## Section {i // 10}\n\nProse explaining the rules of section.\n")
         parts.append(
-            f"\nExample {i}:\n\n{FENCE} example\n```\n<div class=\"x\"><p>cell {i}</p>"
+            f'\nExample {i}:\n\n{FENCE} example\n```\n<div class="x"><p>cell {i}</p>'
             f"<table><tr><td>a</td></tr></table></div>\n```\n.\n<pre><code>&lt;div&gt;"
             f"</code></pre>\n<ul><li>item</li></ul>\n{FENCE}\n"
         )
