@@ -67,7 +67,8 @@ embedder.embed(texts)
 out["embed"] = time.perf_counter() - started
 out["texts"] = len(texts)
 out["chars"] = sum(len(t) for t in texts)
-out["read"] = sum(min(len(t), embedder.speed.window_chars) for t in texts)
+window = embedder.speed.window_pieces
+out["pieces"] = sum(min(n, window) for n in embedder.count_tokens_batch(texts))
 print(json.dumps(out))
 """
 
@@ -105,14 +106,18 @@ def ratio(measured: float, estimated: float) -> str:
 
 
 def fit(rows: list[dict[str, float]], model: str) -> str:
-    """Idle priors from every run: the median load and seconds per character read,
-    each divided by the contention when it started."""
+    """Idle priors from every run, each divided by the contention when it started: the
+    median load, and seconds per word piece and per text (least squares)."""
     load = float(np.median([r["load"] / r["contention"] for r in rows]))
-    per_char = float(np.median([r["embed"] / r["embed_contention"] / r["read"] for r in rows]))
-    spread = [r["embed"] / r["embed_contention"] / r["read"] / per_char for r in rows]
+    a = np.array([[r["pieces"], r["texts"]] for r in rows], dtype=float)
+    b = np.array([r["embed"] / r["embed_contention"] for r in rows], dtype=float)
+    (per_piece, per_text), *_ = np.linalg.lstsq(a, b, rcond=None)
+    fitted = a @ np.array([per_piece, per_text])
+    spread = b / fitted
     return (
-        f"{model}: load {load:.2f} s, seconds_per_char {per_char:.3g} "
-        f"(runs from {min(spread):.2f} to {max(spread):.2f} of it; {len(rows)} runs)"
+        f"{model}: load {load:.2f} s, seconds_per_piece {per_piece:.3g}, text_pieces "
+        f"{per_text / per_piece:.0f} (runs from {spread.min():.2f} to {spread.max():.2f} "
+        f"of the fit; {len(rows)} runs)"
     )
 
 

@@ -25,7 +25,9 @@ from chunking.embedding.models import (
 from chunking.embedding.registry import NamedModel, named_model
 from chunking.embedding.timing import BUILD, EMBED, LOAD, Speed
 
-SPEED = Speed(load_seconds=2.0, build_seconds=30.0, seconds_per_char=1e-4, window_chars=400)
+SPEED = Speed(
+    load_seconds=2.0, build_seconds=30.0, seconds_per_piece=1e-4, text_pieces=20, window_pieces=100
+)
 
 
 @pytest.fixture(autouse=True)
@@ -95,9 +97,25 @@ def test_contention_is_the_load_per_cpu_and_never_below_one(
     assert timing.contention() == 1.0
 
 
-def test_embedding_cost_counts_characters_up_to_the_window() -> None:
-    assert SPEED.embedding_seconds([100, 1000]) == pytest.approx(1e-4 * (100 + 400))
+def test_embedding_cost_counts_pieces_up_to_the_window_and_each_text() -> None:
+    assert SPEED.embedding_seconds([30, 1000]) == pytest.approx(1e-4 * (30 + 100 + 2 * 20))
     assert SPEED.embedding_seconds([]) == 0.0
+
+
+def test_the_pieces_of_many_texts_are_counted_on_a_sample() -> None:
+    counted: list[int] = []
+
+    def count(texts: list[str]) -> list[int]:
+        counted.append(len(texts))
+        return [len(t.split()) for t in texts]
+
+    few = ["one two three", "four five"]
+    assert timing.piece_counts(few, count) == [3, 2]
+    many = ["a b c d" * n for n in range(1, 2001)]  # 1 + 3n words, 7n characters
+    estimated = timing.piece_counts(many, count)
+    assert counted[-1] == timing.SAMPLE_TEXTS
+    exact = [len(t.split()) for t in many]
+    assert sum(estimated) == pytest.approx(sum(exact), rel=0.05)
 
 
 def test_an_embedder_records_what_its_runs_took(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -108,7 +126,8 @@ def test_an_embedder_records_what_its_runs_took(monkeypatch: pytest.MonkeyPatch)
     texts = [f"text number {i}" for i in range(50)]
     embedder.embed(texts)
     record = json.loads(timing.timings_path().read_text("utf-8"))["timed-hash"][EMBED]
-    assert record["predicted"] == pytest.approx(SPEED.embedding_seconds([len(t) for t in texts]))
+    pieces = embedder.count_tokens_batch(texts)
+    assert record["predicted"] == pytest.approx(SPEED.embedding_seconds(pieces))
     assert record["measured"] > 0
     # Cached texts cost nothing and record nothing.
     embedder.embed(texts)
@@ -140,9 +159,26 @@ def test_a_loaded_model_costs_nothing_to_load_and_cached_texts_nothing_to_embed(
 def test_a_count_of_texts_is_estimated_at_the_models_window() -> None:
     speed = named_model("minilm-onnx-int8").speed  # type: ignore[union-attr]
     full = estimate_embedding_seconds("minilm-onnx-int8", 10)
-    assert full == pytest.approx(speed.embedding_seconds([speed.window_chars] * 10))
+    assert full == pytest.approx(speed.embedding_seconds([speed.window_pieces] * 10))
     short = estimate_embedding_seconds("minilm-onnx-int8", 10, mean_chars=100)
     assert short < full
+
+
+def test_texts_are_estimated_by_their_word_pieces() -> None:
+    from chunking.units import get_sizer
+
+    prose = [f"The river was low that summer {n}, lower than anyone remembered." for n in "abc"]
+    figures = [f"Q3 202{n}: 1,234.5 (EUR 0.98m), 17.2% y/y; 4,567.8 [n=12]." for n in "123"]
+    ratio = estimate_embedding_seconds("minilm", figures) / estimate_embedding_seconds(
+        "minilm", prose
+    )
+    sizer = get_sizer("model")
+    speed = registry.named_models()[0].speed  # the bundled model in torch
+    expected = speed.embedding_seconds([sizer.size(t) for t in figures]) / (
+        speed.embedding_seconds([sizer.size(t) for t in prose])
+    )
+    assert ratio == pytest.approx(expected)
+    assert ratio > 1.3  # about as many characters, many more pieces
 
 
 def test_a_derived_model_not_built_yet_adds_its_build(

