@@ -144,13 +144,13 @@ def _static_built() -> bool:
     return static_dir().is_dir()
 
 
-#: Idle-machine priors (seconds divided by the contention they ran under), measured on
-#: 2 CPU cores by ``bench/bench_estimates.py --fit --build``: loads in a fresh process
-#: (torch's import included), builds from the bundled files, embedding per word piece.
+#: Idle-machine priors, measured on 2 CPU cores at a load average of 0.3 by
+#: ``bench/bench_estimates.py --fit --build``: loads in a fresh process (torch's import
+#: included), builds from the bundled files, embedding per word piece and per text.
 _WINDOW = DEFAULT_MODEL_WINDOW - SPECIAL_TOKENS
-TORCH_SPEED = Speed(5.0, 0.0, 1.9e-4, 15, _WINDOW)
-ONNX_SPEED = Speed(0.3, 20.0, 1.0e-4, 0, _WINDOW)
-STATIC_SPEED = Speed(0.3, 100.0, 2e-6, 0, 512)
+TORCH_SPEED = Speed(4.9, 0.0, 8.7e-5, 100, _WINDOW)
+ONNX_SPEED = Speed(0.2, 17.0, 7.8e-5, 0, _WINDOW)
+STATIC_SPEED = Speed(0.35, 22.0, 1.2e-6, 100, 512)
 
 _MODELS: tuple[NamedModel, ...] = (
     NamedModel(

@@ -12,10 +12,12 @@ pieces of many texts are counted on an even sample of them (:func:`piece_counts`
 
 Two corrections fit the prior to this machine:
 
-- **contention** (:func:`contention`): the machine may be shared. A CPU-bound job takes
-  about ``load / cpus`` times as long when the 1-minute load average is above the
-  number of CPUs, so an estimate is scaled by the load now, and a measurement is
-  compared with the prior scaled by the load when it started.
+- **contention** (:func:`contention`): the machine may be shared. Measured here (2
+  CPUs), a job slows down with the square of the 1-minute load average once it passes
+  :data:`FREE_LOAD` per CPU: it shares the CPUs, and the caches and memory bandwidth
+  with them (491 chunks in torch: 12 s idle, 44 s at a load of 2.5, 144 s at 4.3, 374 s
+  at 5.7). An estimate is scaled by the load now, and a measurement is compared with
+  the prior scaled by the load when it started.
 - **calibration**: every load, build and embedding run of at least
   :data:`MIN_SECONDS` is recorded with what the scaled prior predicted, per model and
   kind, in ``timings.json`` in the user's cache folder (``~/.cache/chunk-explorer``,
@@ -47,6 +49,8 @@ LOAD, BUILD, EMBED = "load", "build", "embed"
 MIN_SECONDS = 0.5
 #: Weight left to the earlier runs when a new one is recorded.
 DECAY = 0.5
+#: Load average per CPU under which a job runs at full speed (:func:`contention`).
+FREE_LOAD = 0.65
 #: Bounds of the calibration factor, so that one odd run cannot make estimates absurd.
 FACTOR_RANGE = (0.2, 5.0)
 #: Characters per word piece of English prose, for a text whose pieces are not counted.
@@ -93,12 +97,13 @@ def piece_counts(texts: Sequence[str], count: Callable[[list[str]], list[int]]) 
 
 def contention() -> float:
     """How many times longer a CPU-bound job takes now than on an idle machine: the
-    1-minute load average over the CPUs, at least 1 (1 where it cannot be read)."""
+    square of the 1-minute load average over :data:`FREE_LOAD` per CPU, at least 1 (1
+    where the load cannot be read)."""
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):
         return 1.0
-    return max(1.0, load / (os.cpu_count() or 1))
+    return max(1.0, load / (FREE_LOAD * (os.cpu_count() or 1))) ** 2
 
 
 def timings_path() -> Path:
