@@ -49,9 +49,16 @@ def _llamaindex(cls_name: str) -> Callable[[], int]:
 
 
 def _llamaindex_levels() -> str:
+    import llama_index.core
     from llama_index.core.node_parser import HierarchicalNodeParser
 
-    parser = HierarchicalNodeParser.from_defaults()
+    # from_defaults takes no tokenizer, so its parsers set LlamaIndex's global one;
+    # put it back, or a later test in this worker sees a global our engine never set.
+    before = llama_index.core.global_tokenizer
+    try:
+        parser = HierarchicalNodeParser.from_defaults()
+    finally:
+        llama_index.core.global_tokenizer = before
     sizes = [parser.node_parser_map[i].chunk_size for i in parser.node_parser_ids]
     return ",".join(str(size) for size in sizes)
 

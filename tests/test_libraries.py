@@ -556,11 +556,13 @@ def test_hierarchical_levels_and_parents() -> None:
 
 
 def test_llamaindex_prints_nothing_on_stdout_and_sets_nothing_global(
-    capfd: pytest.CaptureFixture[str],
+    capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import llama_index.core
     from llama_index.core import Settings
 
+    # Start from LlamaIndex's own initial state whatever ran before in this worker.
+    monkeypatch.setattr(llama_index.core, "global_tokenizer", None)
     before = dict(os.environ)
     chunks = chunking.chunk(
         "One sentence. " * 40, "llamaindex.sentence", chunk_size=20, chunk_overlap=0
