@@ -14,14 +14,12 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-import numpy as np
 import streamlit as st
 
 from chunking import Chunk, Config, run
 from chunking.analysis.recommend import Recommendation, recommend
-from chunking.analysis.report import Report, make_report, model_max_tokens, wordpiece_starts
+from chunking.analysis.report import Report, make_report, model_max_tokens
 from chunking.documents.io import Document
-from chunking.engine.spans import sentence_spans
 from chunking.viz.render import Page, paginate
 
 
@@ -77,27 +75,13 @@ def safe_chunks(source: Source, config: Config) -> tuple[Chunk, ...] | str:
 # ---------------------------------------------------------------- what is measured
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def _sentences(key: str, _text: str) -> list[tuple[int, int]]:
-    return sentence_spans(_text)
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def _wordpieces(key: str, _text: str) -> np.ndarray | None:
-    return wordpiece_starts(_text)
-
-
+# The document's sentences are segmented once per process and shared with the sentence
+# strategy (chunking.engine.spans.document_sentences); word pieces are counted for the
+# chunks alone, not for the whole document (make_report).
 @st.cache_data(show_spinner="Measuring chunks…", max_entries=32)
 def _analysis(key: str, config_json: str, _source: Source) -> Report:
     config = Config.from_json(config_json)
-    text = _source.document.text
-    return make_report(
-        _source.document,
-        config,
-        chunks(_source, config),
-        sentences=_sentences(key, text),
-        piece_starts=_wordpieces(key, text),
-    )
+    return make_report(_source.document, config, chunks(_source, config))
 
 
 def analysis(source: Source, config: Config) -> Report:

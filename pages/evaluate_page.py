@@ -103,9 +103,13 @@ MODELS = {
     "hash": "hash (instant fake, for trying the page)",
 }
 BUNDLED = "chroma-eval (bundled questions)"
-OWN = "My document + question file"
+OWN = "My document"
 TYPED = "questions typed here"
-OWN_SOURCES = ("a question file", TYPED)
+QUESTION_FILE = "a question file"
+#: Typed questions first: they need nothing but the document.
+OWN_SOURCES = (TYPED, QUESTION_FILE)
+#: Where questions are generated from the document (a question file to upload here).
+LLM_PAGE = "pages/llm_page.py"
 #: Returned units offered in the form (``window`` takes its N from a number box).
 RETURNED = {"chunk": "the chunk", "parent": "its parent (parent-child)", "window": "a window"}
 #: Contexts the page offers: the ``llm`` one runs a language model per chunk, which is
@@ -182,7 +186,19 @@ def bundled_questions() -> QuestionSet | None:
 
 
 def own_questions() -> QuestionSet | None:
+    """Questions on the sidebar's document: typed here (the default, nothing else needed)
+    or a question file, such as the one the LLM tools page generates from the document."""
     document = sidebar_document()
+    st.markdown(
+        f"Type questions about this document below, each with an excerpt as its answer; or "
+        f"generate them on the **LLM tools** page (tab *Evaluation questions*), download the "
+        f"question file there and choose *{QUESTION_FILE}* here."
+    )
+    st.page_link(
+        LLM_PAGE,
+        label="Generate questions on the LLM tools page",
+        icon=":material/smart_toy:",
+    )
     how = st.radio(
         "Questions from",
         OWN_SOURCES,
@@ -204,7 +220,10 @@ def own_questions() -> QuestionSet | None:
     if document is None:
         return None
     if upload is None:
-        st.info("Upload a question file with gold reference spans to evaluate on this document.")
+        st.info(
+            "Upload a question file with gold reference spans to evaluate on this document "
+            f"(the LLM tools page generates one), or choose *{TYPED}*."
+        )
         return None
     # the document's name is its id: the header context's title
     documents = {document[0]: document[1]}
@@ -907,9 +926,6 @@ def context_table(
 CODE_SET = "anthropic-code-eval (code retrieval)"
 GIVEN = "the set's own chunks"
 CUT = "cut by strategies"
-#: Texts (code chunks of ~170 tokens, questions) the bundled model embeds per second
-#: on this 2-core machine (torch): the cost announced before a run on the code set.
-CODE_TEXTS_PER_SECOND = 30
 #: Runs on the code set kept per session.
 KEPT_CODE_RUNS = 4
 
@@ -1010,6 +1026,10 @@ def code_controls() -> CodeRun | None:
             format_func=MODELS.__getitem__,
             persist_state=widgets.PERSIST,
             key=f"{P}code_model",
+            help="The bundled model in torch by default, here as on the command line, so "
+            "that the recall stays comparable with published rows (the other pages start at "
+            "minilm-onnx-int8 once it is built: the same model, about twice as fast, "
+            "cosine at least 0.98 to it).",
         )
         cols = st.columns([3, 2, 2])
         chosen = cols[0].multiselect(
@@ -1065,23 +1085,26 @@ def _code_texts(set_key: str, grid_json: str, _data: Dataset) -> list[str]:
 
 
 def code_model(run: CodeRun, dataset: Dataset, run_key: str, texts: Sequence[str]) -> str:
-    """The model to run with: the static one for a quick first look when the bundled
-    model would take long (with the button for it), the bundled model's cost said."""
-    seconds = max(1, round(len(texts) / CODE_TEXTS_PER_SECOND))
+    """The model to run with: the static one for a quick first look when the chosen
+    model would take long (with the button for it); the wait said either way, as the
+    core estimates it (:func:`chunking.embedding.models.estimate_wait`)."""
+    from chunking.embedding.models import estimate_wait
+
     count = f"{len(texts) - len(dataset.questions):,} chunks and {len(dataset.questions)} questions"
 
     def marker(name: str) -> tuple[str, ...]:
         return ("eval-code", run_key, name)
 
-    model = widgets.first_view_model(run.model, run_key, len(texts), marker)
-    if model != run.model:
-        widgets.preview_notice(
-            run.model, run_key, len(texts), CODE_TEXTS_PER_SECOND, f"{P}code_full_model"
-        )
-    elif model == DEFAULT_MODEL:
+    model, wait = widgets.first_view_model(run.model, run_key, texts, count, marker)
+    if wait is not None:
+        widgets.preview_notice(run.model, run_key, wait, f"{P}code_full_model")
+        return model
+    wait = estimate_wait(model, texts, count, disk_cache=True)
+    if wait.seconds >= 1:
         st.caption(
-            f"The bundled model embeds {count}: about {seconds:,} s on this machine the "
-            "first time (then from the disk cache); minilm-static gives a fast first look."
+            f"{widgets.model_label(model)} embeds {count}: {wait.describe()} on this "
+            "machine now, the first time (then from the disk cache); minilm-static gives a "
+            "fast first look."
         )
     return model
 
@@ -1104,7 +1127,7 @@ def run_code(run: CodeRun, dataset: Dataset, model: str, texts: Sequence[str]) -
     holder = st.empty()
     try:
         widgets.embed_once(
-            ("eval-code", run.key(dataset), model),
+            ("eval-code", run.key(dataset), embedder.name),  # as code_model's marker
             embedder,
             lambda: texts,
             f"Embedding {len(texts):,} questions and chunks ({model})",

@@ -265,7 +265,14 @@ def main() -> None:
     st.title("Explore")
     source = sidebar.require_source()
     config = sidebar.require_config()
-    st.caption(f"{source.document.describe()} — {config.label(title=True)}")
+    embeds = "model" in config.spec.param_names  # named next to the figures
+    model = f" · model {widgets.model_label(str(config.params['model']))}" if embeds else ""
+    st.caption(f"{source.document.describe()} — {config.label(title=True)}{model}")
+    # A strategy that embeds (semantic) loads its model and embeds here, with the wait
+    # estimated and progress shown, rather than under the chunking's bare spinner.
+    model_key = widgets.param_key(config.strategy, "model")
+    if not widgets.embed_for_chunking(source.document.text, source.key, config, model_key):
+        st.stop()
     chunks = cached.safe_chunks(source, config)
     if isinstance(chunks, str):
         st.error(chunks)

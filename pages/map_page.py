@@ -13,13 +13,14 @@ page maps, an even sample of each configuration's is drawn, at least one point e
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
 
-from chunking import Chunk, Config, strategies
+from chunking import Chunk, Config, get_strategy, strategies
 from chunking.embedding.models import ChunkEmbeddings, Embedder, EmbeddingError, embed_chunks
 from chunking.embedding.projection import (
     DEFAULT_MIN_DIST,
@@ -80,17 +81,22 @@ PAGE = "map"
 SAMPLE_KEY = "_map_sample"
 MAX_POINTS_ENV = "CHUNK_EXPLORER_MAX_MAP_POINTS"
 DEFAULT_MAX_POINTS = 10_000
-#: Chunks of ~250 tokens the bundled model embeds per second on this 2-core machine
-#: (torch): the estimate shown when the page offers the full model after a preview.
-CHUNKS_PER_SECOND = 30
 MAX_SHOWN = 12
 CONTEXT_CHARS = 300
+
+
+def _default_size(strategy: str) -> int:
+    return int(get_strategy(strategy).param("size").default)
+
+
 #: Configurations that can always be mapped next to the sidebar's (name: strategy, params).
+#: Their sizes are the registry's defaults, which the default model reads whole
+#: (tests/test_defaults.py); the semantic one embeds with :func:`widgets.app_model`.
 PRESETS: Mapping[str, tuple[str, Mapping[str, object]]] = {
     "Fixed · 500 chars · overlap 50": ("fixed", {"size": 500, "overlap": 50}),
-    "Recursive · 1000 chars": ("recursive", {"size": 1000}),
+    f"Recursive · {_default_size('recursive')} chars": ("recursive", {}),
     "Sentence packing · 500 chars": ("sentence", {"size": 500}),
-    "Paragraph packing · 1000 chars": ("paragraph", {"size": 1000}),
+    f"Paragraph packing · {_default_size('paragraph')} chars": ("paragraph", {}),
     "Semantic · percentile 95": ("semantic", {"method": "percentile"}),
 }
 COLOUR_LABELS = {
@@ -119,8 +125,10 @@ def preset_configs() -> dict[str, Config]:
     out = {}
     for name, (strategy, params) in PRESETS.items():
         if strategy in registry:
+            spec = registry[strategy]
+            start = {p.name: widgets.param_start(p) for p in spec.params if p.name == "model"}
             try:
-                out[f"Preset: {name}"] = Config.create(strategy, **params)
+                out[f"Preset: {name}"] = Config.create(strategy, **{**start, **params})
             except ValueError:
                 continue
     return out
@@ -233,8 +241,19 @@ def choose_configs(
 
 
 def chunk_all(source: cached.Source, configs: Mapping[str, Config]) -> list[Mapped]:
-    """Chunk the document with every configuration; failures are shown, not raised."""
-    chunked = widgets.chunk_each(source, configs)
+    """Chunk the document with every configuration; failures are shown, not raised. A
+    strategy that embeds has its model loaded and its texts embedded first, with the
+    estimate and progress shown (:func:`widgets.embed_for_chunking`)."""
+    text, sidebar_model = source.document.text, None
+    if configs:
+        first = next(iter(configs.values()))
+        sidebar_model = widgets.param_key(first.strategy, "model")
+    ready = {
+        name: config
+        for i, (name, config) in enumerate(configs.items())
+        if widgets.embed_for_chunking(text, source.key, config, sidebar_model if i == 0 else None)
+    }
+    chunked = widgets.chunk_each(source, ready)
     return [Mapped(n, configs[n], c, tuple(range(len(c)))) for n, c in chunked.items()]
 
 
@@ -393,6 +412,7 @@ def main() -> None:
     _initial_settings(list(options))
     chosen, model = data_controls(list(options))
     limit = widgets.env_limit(MAX_POINTS_ENV, DEFAULT_MAX_POINTS, minimum=10)
+    started = time.perf_counter()  # the view's time: chunking, model, embedding
     mapped = chunk_all(source, choose_configs(first, chosen, options))
     if not mapped:
         st.warning("No configuration produced chunks to map. Try another strategy.")
@@ -402,27 +422,32 @@ def main() -> None:
     embedder = widgets.load_embedder(model, model_key=MODEL_KEY)
     if embedder is None:
         st.stop()
-    map_view(embed_all(source, mapped, embedder))
+    map_view(embed_all(source, mapped, embedder, started))
 
 
 def first_view(source: cached.Source, mapped: Sequence[Mapped], chosen: str) -> str:
     """The model to map with: the static preview first for many chunks (see
     :func:`widgets.first_view_model`), with the button for the full model."""
-    count = sum(len(m.chunks) for m in mapped)
+    texts = [c.embedding_text for m in mapped for c in m.chunks]  # every chunk is embedded
     configs = [m.config.to_json() for m in mapped]
 
     def marker(name: str) -> tuple:
         return ("map", source.key, configs[0], name)
 
-    model = widgets.first_view_model(chosen, source.key, count, marker)
-    if model != chosen:
-        widgets.preview_notice(chosen, source.key, count, CHUNKS_PER_SECOND, "map_full_model")
+    model, wait = widgets.first_view_model(
+        chosen, source.key, texts, f"{len(texts):,} chunks", marker
+    )
+    if wait is not None:
+        widgets.preview_notice(chosen, source.key, wait, "map_full_model")
     return model
 
 
-def embed_all(source: cached.Source, mapped: Sequence[Mapped], embedder: Embedder) -> Embedded:
+def embed_all(
+    source: cached.Source, mapped: Sequence[Mapped], embedder: Embedder, started: float
+) -> Embedded:
     """Every drawn chunk's vector, configuration by configuration; a model failure stops
-    the page with what to do."""
+    the page with what to do. ``started``: when the view began (its chunking), for the
+    seconds it took (:func:`view_seconds`)."""
     vectors, truncated = [], 0
     for m in mapped:
         try:
@@ -434,7 +459,23 @@ def embed_all(source: cached.Source, mapped: Sequence[Mapped], embedder: Embedde
             st.stop()
         vectors.append(embedded.vectors[list(m.shown)])
         truncated += sum(1 for i in m.shown if i in embedded.flags)
-    return Embedded(source.document.text, tuple(mapped), np.vstack(vectors), truncated, embedder)
+    key = (source.key, tuple((m.config.to_json(), m.shown) for m in mapped), embedder.name)
+    seconds = view_seconds(key, time.perf_counter() - started)
+    return Embedded(
+        source.document.text, tuple(mapped), np.vstack(vectors), truncated, embedder, seconds
+    )
+
+
+@st.cache_resource(show_spinner=False)
+def _view_seconds() -> dict[Hashable, float]:
+    return {}
+
+
+def view_seconds(key: Hashable, measured: float) -> float:
+    """How long the view ``key`` (document, configurations, points, model) took up to
+    its vectors when it was first computed in this process: ``measured`` the first
+    time, then what was measured then (a later run takes them from the caches)."""
+    return _view_seconds().setdefault(key, measured)
 
 
 @dataclass(frozen=True, eq=False)
@@ -446,6 +487,9 @@ class Embedded:
     vectors: np.ndarray  # one row per drawn chunk, configuration by configuration
     truncated: int  # drawn chunks longer than the model reads
     embedder: Embedder
+    #: Seconds to the vectors when the view was first computed: chunking, the model's
+    #: load, embedding (the projection's are its own).
+    seconds: float
 
 
 @st.fragment
@@ -470,12 +514,14 @@ def show_map(
     cols[2].metric("Projection", f"{projection.method.upper()} {projection.dims}D")
     cols[3].metric(
         "Computed in",
-        f"{projection.seconds:.2f} s",
+        f"{data.seconds + projection.seconds:.2f} s",
         delta="this view: from the cache" if cached else "this view: computed now",
         delta_color="off",
         delta_arrow="off",
-        help="How long the projection took when it was computed. The same chunks with the "
-        "same settings are not projected again.",
+        help=f"How long this view took when it was computed: {data.seconds:.2f} s to chunk "
+        f"the document, load {embedder.name} and embed the chunks, {projection.seconds:.2f} "
+        "s to project them. The same chunks with the same settings are not embedded or "
+        "projected again.",
     )
     figure = embedding_map(points, colour_by=colour, title=f"Chunk embeddings ({embedder.label})")
     if projection.dims == 2:

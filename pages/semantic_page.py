@@ -46,9 +46,6 @@ PAGE_KEY = P + "page"
 TRUNCATE_KEY = "_sem_truncate"
 MAX_SENTENCES_ENV = "CHUNK_EXPLORER_MAX_SENTENCES"
 DEFAULT_MAX_SENTENCES = 5_000
-#: Sentence windows the bundled model embeds per second on this 2-core machine (torch):
-#: the estimate shown when the page offers the full model after a quick preview.
-WINDOWS_PER_SECOND = 100
 LABELS = {
     "method": "Method",
     "buffer_size": "Buffer size (sentences on each side)",
@@ -153,7 +150,7 @@ def load_analysis(
 ) -> SemanticAnalysis:
     """The cached analysis; the first time, the windows are embedded with progress shown."""
     widgets.embed_once(
-        ("semantic", key, embedder.name, buffer_size),
+        widgets.semantic_marker(key, embedder.name, buffer_size),
         embedder,
         lambda: window_texts(text, spans, buffer_size),
         f"Embedding {len(spans):,} sentence windows with {embedder.name} (first time only)",
@@ -350,11 +347,15 @@ def main() -> None:
     text, key, spans = sentences_to_analyse(source.document.text, source.key)
     with st.expander("Window and model (changing these embeds the document again)"):
         buffer_size, chosen = window_controls()
-    model = widgets.first_view_model(
-        chosen, key, len(spans), lambda name: ("semantic", key, name, buffer_size)
+    model, wait = widgets.first_view_model(
+        chosen,
+        key,
+        window_texts(text, spans, buffer_size),
+        f"{len(spans):,} sentence windows",
+        lambda name: widgets.semantic_marker(key, name, buffer_size),
     )
-    if model != chosen:
-        widgets.preview_notice(chosen, key, len(spans), WINDOWS_PER_SECOND, "sem_full_model")
+    if wait is not None:
+        widgets.preview_notice(chosen, key, wait, "sem_full_model")
     embedder = widgets.load_embedder(model, model_key=MODEL_KEY)
     if embedder is None:
         st.stop()

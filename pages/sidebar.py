@@ -497,15 +497,18 @@ def apply_config(config: Config, prefix: str = "") -> None:
 
 
 def recommendation_box(source: Source, current: Config | str) -> None:
-    """Offer the recommended strategy for the document type, with its reason."""
+    """Offer the recommended configuration for the document type on one line (strategy,
+    size, unit), with the reasoning behind a "Why" expander."""
     rec = cached.recommendation(source)
-    label = rec.config.spec.label
     if isinstance(current, Config) and current == rec.config:
-        st.success(f"Using the suggested **{label}** configuration for this {rec.kind}.")
+        st.success(f"Using the suggested configuration for this {rec.kind}: **{rec.summary}**.")
+        with st.expander("Why"):
+            st.caption(rec.reason)
         return
     with st.container(border=True):
-        st.markdown(f"**Suggested for this {rec.kind}: {label}**")
-        st.caption(rec.reason)
+        st.markdown(f"**Suggested for this {rec.kind}: {rec.summary}**")
+        with st.expander("Why"):
+            st.caption(rec.reason)
         st.button(
             "Use the suggestion",
             key="use_recommendation",

@@ -112,7 +112,7 @@ LEVELS = (
                 EXPLORE,
                 "long_essay.txt",
                 "recursive",
-                {"size": 1000, "overlap": 0, "unit": "chars"},
+                {"size": 600, "overlap": 0, "unit": "chars"},
             ),
         ),
     ),
@@ -131,7 +131,7 @@ LEVELS = (
                 EXPLORE,
                 "technical_guide.md",
                 "markdown",
-                {"size": 800, "unit": "tokens"},
+                {"size": 160, "unit": "tokens"},
                 hint="in the Markdown guide, every chunk starts at a heading and its metadata "
                 "lists the headings above it ('header_path'); a code block or table that fits "
                 "in a chunk is never cut.",
@@ -141,7 +141,7 @@ LEVELS = (
                 EXPLORE,
                 "product_page.html",
                 "html",
-                {"size": 800, "unit": "tokens"},
+                {"size": 160, "unit": "tokens"},
                 hint="on the product page, chunks start at the h1, h2 and h3 elements and each "
                 "one's metadata lists the headings above it ('header_path') and the text a "
                 "reader sees without the tags ('visible_text'); the markup stays in the "
@@ -152,10 +152,13 @@ LEVELS = (
                 EXPLORE,
                 "inventory.py",
                 "code",
-                {"size": 400, "unit": "tokens"},
-                hint="in the Python module, chunks end between definitions, never inside a "
-                "function; each chunk's metadata names the classes and functions it holds "
-                "('symbols') and whether they are classes, methods or a mix ('kind').",
+                {"size": 200, "unit": "tokens"},
+                hint="in the Python module, chunks end between definitions; each chunk's "
+                "metadata names the classes and functions it holds ('symbols') and whether "
+                "they are classes, methods or a mix ('kind'). The size is 200 tokens, a little "
+                "above the usual 160 and still inside the model's window, so that every "
+                "function fits whole but the long demo at the end, which is cut at a line: "
+                "both of its parts name it.",
             ),
             Stop(
                 "Tables: the guide at 120 tokens",
@@ -199,7 +202,7 @@ LEVELS = (
                 MAP,
                 "long_essay.txt",
                 "recursive",
-                {"size": 1000, "overlap": 0, "unit": "chars"},
+                {"size": 600, "overlap": 0, "unit": "chars"},
                 map_request={
                     "with": ["Fixed · 500 chars · overlap 50", "Semantic · percentile 95"],
                     "colour": "configuration",
@@ -254,7 +257,7 @@ LEVELS = (
                 LLM,
                 "technical_guide.md",
                 "recursive",
-                {"size": 1000, "unit": "chars"},
+                {"size": 600, "unit": "chars"},
                 slow=True,
                 slow_note=LLM_NOTE,
                 duration="cost shown first",

@@ -7,8 +7,9 @@
   (:func:`param_controls`, :func:`param_widget`), and the user's tokenizer as a unit
   (:func:`tokenizer_upload`);
 - the model box, the embedder loaded with its errors shown, never raised, and
-  embedding with a progress bar (:func:`model_select`, :func:`load_embedder`,
-  :func:`embed_once`, :func:`first_view_model`);
+  embedding with the core's estimate and a progress bar (:func:`model_select`,
+  :func:`load_embedder`, :func:`embed_once`, :func:`first_view_model`,
+  :func:`embed_for_chunking`);
 - the boundary view a page at a time (:func:`paged_text`), chunk tables, downloads
   and the configuration as code (:func:`chunk_table_for`, :func:`download_buttons`,
   :func:`code_export`).
@@ -32,7 +33,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from chunking import Chunk, Config, Param, get_strategy
 from chunking.analysis.report import Report
-from chunking.embedding.models import Embedder, EmbeddingError, get_embedder
+from chunking.embedding.models import Embedder, EmbeddingError, Wait, get_embedder
 from chunking.units import DEFAULT_MODEL
 from chunking.viz.render import (
     BOUNDARY_CSS,
@@ -141,7 +142,7 @@ def param_widget(param: Param, key: str, label: str | None = None) -> Any:
     """Draw the widget for ``param`` bound to ``key``, initialised to its default, with
     the registry's range and help text; returns the widget's value."""
     if key not in st.session_state:
-        st.session_state[key] = widget_value(param, param.fresh_default())
+        st.session_state[key] = widget_value(param, param_start(param))
     label = label or param.name.replace("_", " ")
     kind, help_text = param.kind, param.help
     if kind is bool:
@@ -257,9 +258,24 @@ def _use_tokenizer(upload_key: str, unit_key: str) -> None:
 #: Session key: the documents (text keys) on which the user asked for the full model
 #: instead of the quick first view with the static model.
 FULL_MODEL_KEY = "_ce_full_model"
-#: Texts to embed from which a first view starts with the static model, when it is
-#: built: fewer take the bundled model only a few seconds.
-PREVIEW_FROM_TEXTS = 400
+
+
+def app_model() -> str:
+    """The model box's default: the model full-quality views use
+    (:func:`chunking.embedding.registry.full_quality_model`: minilm-onnx-int8 once it
+    is built, otherwise the bundled model in torch)."""
+    from chunking.embedding.registry import full_quality_model
+
+    return full_quality_model()
+
+
+def param_start(param: Param) -> Any:
+    """A parameter's first value in the app: the registry's default, except a strategy's
+    embedding model left at the bundled one, which starts at :func:`app_model` as the
+    model box does (the command line and the API keep the registry's)."""
+    if param.name == "model" and param.kind is str and param.default == DEFAULT_MODEL:
+        return app_model()
+    return param.fresh_default()
 
 
 def model_label(name: str) -> str:
@@ -277,14 +293,15 @@ def model_label(name: str) -> str:
 
 
 def model_select(key: str, label: str = "Model") -> str:
-    """The model box: the bundled model, its ONNX int8 and static versions, or a path or
-    name typed in. It never holds an empty name: an empty or missing value is the
-    bundled model (after an upload, a page change or a cleared box)."""
+    """The model box: the bundled model in torch, its ONNX int8 and static versions, or
+    a path or name typed in. It starts at :func:`app_model` and never holds an empty
+    name: an empty or missing value is that model again (after an upload, a page
+    change or a cleared box)."""
     from chunking.embedding.registry import model_names
 
     current = st.session_state.get(key)
     if not isinstance(current, str) or not current.strip():
-        st.session_state[key] = current = DEFAULT_MODEL
+        st.session_state[key] = current = app_model()
     options = [DEFAULT_MODEL, *model_names()[1:]]
     if current not in options:
         options.append(current)
@@ -295,50 +312,60 @@ def model_select(key: str, label: str = "Model") -> str:
         accept_new_options=True,
         format_func=model_label,
         persist_state=PERSIST,
-        help="minilm-onnx-int8 is the same model, about 3x faster (int8 weights, cosine "
-        "at least 0.98 to the reference); minilm-static is a fast preview of lower "
-        "quality. Both are built from the bundled model once, on first use. Type the path "
-        "of a local sentence-transformers model to use your own.",
+        help="minilm-onnx-int8 is the same model, about twice as fast on this machine "
+        "(int8 weights, cosine at least 0.98 to the reference): the default once it is "
+        "built (chunk-explorer models --build, or on first use). minilm-static is a fast "
+        "preview of lower quality. Type the path of a local sentence-transformers model "
+        "to use your own.",
     )
-    return str(chosen or DEFAULT_MODEL)
+    return str(chosen or app_model())
 
 
 def first_view_model(
-    chosen: str, doc_key: str, count: int, marker: Callable[[str], Hashable]
-) -> str:
-    """The model to draw with: ``chosen``, or the static model for a quick first view.
+    chosen: str,
+    doc_key: str,
+    texts: Sequence[str],
+    what: str,
+    marker: Callable[[str], Hashable],
+) -> tuple[str, Wait | None]:
+    """The model to draw with, and the wait for ``chosen`` when the static model stands
+    in for it (for :func:`preview_notice`; otherwise None).
 
-    The static model stands in when ``chosen`` is the bundled model in torch, ``count``
-    texts would take it more than a few seconds, the static model is built already (no
-    wait), the document was not embedded by ``chosen`` in this process (``marker(name)``:
-    what :func:`embed_once` would have recorded) and the user has not asked for the full
-    model on this document (:func:`preview_notice`).
+    The core decides when a first view starts with the static preview
+    (:func:`chunking.embedding.registry.first_view_model`: a full model whose wait for
+    ``texts`` is long, the static model built), unless the document was embedded by
+    ``chosen`` in this process already (``marker(name)``: what :func:`embed_once` would
+    have recorded) or the user asked for the full model on this document
+    (:func:`preview_notice`). ``what`` counts the texts as the notice says it ("491
+    chunks").
     """
+    from chunking.embedding import registry
     from chunking.embedding.models import DEFAULT_MODEL as DEFAULT_KEY
-    from chunking.embedding.models import canonical_model_name
-    from chunking.embedding.registry import STATIC, named_model
+    from chunking.embedding.models import canonical_model_name, estimate_wait
 
     full = canonical_model_name(chosen)
-    if full != DEFAULT_KEY or count < PREVIEW_FROM_TEXTS:
-        return chosen
-    if doc_key in st.session_state.get(FULL_MODEL_KEY, ()) or marker(full) in _embedded():
-        return chosen
-    static = named_model(STATIC)
-    if static is None or not static.is_built() or static.missing():
-        return chosen
-    return STATIC
+    if full not in (DEFAULT_KEY, registry.ONNX_INT8):
+        return chosen, None
+    if doc_key in st.session_state.get(FULL_MODEL_KEY, ()) or was_embedded(marker(full)):
+        return chosen, None
+    wait = estimate_wait(chosen, texts, what, disk_cache=True)
+    model = registry.first_view_model(chosen, len(texts), wait.seconds)
+    return (model, wait) if model != chosen else (chosen, None)
 
 
-def preview_notice(chosen: str, doc_key: str, count: int, per_second: float, key: str) -> None:
-    """Say that the view is a quick preview, with the button for the full model."""
-    seconds = max(1, round(count / per_second))
+def preview_notice(chosen: str, doc_key: str, wait: Wait, key: str) -> None:
+    """Say that the view is a quick preview, with the button for the full model and
+    the core's estimate of its wait (:func:`chunking.embedding.models.estimate_wait`)."""
+    from chunking.embedding.timing import about
+
     st.info(
-        f"A quick first view with **minilm-static** (fast preview, lower quality). The "
-        f"bundled model takes about {seconds:,} s for these {count:,} texts on this machine.",
+        f"A quick first view with **minilm-static** (fast preview, lower quality). "
+        f"{model_label(chosen)} takes {wait.describe()} for these {wait.what} on this "
+        "machine now.",
         icon=":material/bolt:",
     )
     st.button(
-        f"Use {chosen} (about {seconds:,} s)",
+        f"Use {chosen} ({about(wait.seconds)})",
         key=key,
         on_click=_want_full_model,
         args=(doc_key,),
@@ -352,19 +379,26 @@ def _want_full_model(doc_key: str) -> None:
 
 
 def load_embedder(model: str, *, model_key: str | None = None) -> Embedder | None:
-    """The embedder named ``model`` (loaded once per process, with a spinner; a derived
-    model is built on first use, with a progress bar), or None after showing why it
-    cannot be loaded and what to do; never a traceback. An empty name is the bundled
-    model.
+    """The embedder named ``model`` (loaded once per process; the first time with a
+    spinner saying which model and how long, a derived model built first with a
+    progress bar), or None after showing why it cannot be loaded and what to do; never
+    a traceback. An empty name is :func:`app_model`.
 
     With ``model_key`` (the session key of the page's model widget), a button sets that
     widget back to the bundled model.
     """
+    from chunking.embedding.models import estimate_load_seconds
+    from chunking.embedding.timing import about
+
+    model = model or app_model()
+    seconds = estimate_load_seconds(model)
     holder = st.empty()
     try:
-        with st.spinner("Loading the embedding model…", show_time=True):
+        if not seconds:  # loaded already
+            return get_embedder(model)
+        with st.spinner(f"Loading {model_label(model)}: {about(seconds)}…", show_time=True):
             building = progress_bar(holder, f"Preparing {model} (once on this machine)")
-            return get_embedder(model or None, progress=building)
+            return get_embedder(model, progress=building)
     except EmbeddingError as exc:
         model_error(f"The embedding model could not be loaded: {exc}", model_key)
         return None
@@ -403,8 +437,16 @@ def progress_bar(holder: DeltaGenerator, label: str) -> Callable[[int, int, str]
 
 def embed_with_progress(embedder: Embedder, texts: Sequence[str], label: str) -> Any:
     """Embed ``texts`` (into the embedder's cache and the disk cache, so that a restarted
-    app does not embed them again) with a progress bar that disappears when done;
-    returns the vectors (one row per text)."""
+    app does not embed them again) with a progress bar that disappears when done, its
+    label followed by the core's estimate of the wait
+    (:func:`chunking.embedding.models.estimate_embedding_seconds`); returns the vectors
+    (one row per text)."""
+    from chunking.embedding.models import estimate_embedding_seconds
+    from chunking.embedding.timing import about
+
+    texts = list(texts)
+    seconds = estimate_embedding_seconds(embedder.name, texts, disk_cache=True)
+    label = f"{label}, {about(seconds)}" if seconds >= 1 else label
     holder = st.empty()
 
     def update(done: int, total: int, what: str) -> None:
@@ -412,7 +454,7 @@ def embed_with_progress(embedder: Embedder, texts: Sequence[str], label: str) ->
             holder.progress(done / total, text=f"{label}: {done:,} of {total:,}")
 
     try:
-        return embedder.embed(list(texts), progress=update, disk_cache=True)
+        return embedder.embed(texts, progress=update, disk_cache=True)
     finally:
         holder.empty()
 
@@ -421,6 +463,11 @@ def embed_with_progress(embedder: Embedder, texts: Sequence[str], label: str) ->
 def _embedded() -> set[Hashable]:
     """What :func:`embed_once` embedded in this process."""
     return set()
+
+
+def was_embedded(marker: Hashable) -> bool:
+    """Whether :func:`embed_once` embedded ``marker`` in this process."""
+    return marker in _embedded()
 
 
 def embed_once(
@@ -433,6 +480,45 @@ def embed_once(
         return
     embed_with_progress(embedder, texts(), label)
     _embedded().add(marker)
+
+
+def semantic_marker(doc_key: str, model: str, buffer_size: int) -> Hashable:
+    """What :func:`embed_once` records for a document's sentence windows (the Semantic
+    page's and the semantic strategy's: the same texts)."""
+    return ("semantic", doc_key, model, buffer_size)
+
+
+def embed_for_chunking(
+    text: str, doc_key: str, config: Config, model_key: str | None = None
+) -> bool:
+    """Before a strategy that embeds (one with a ``model`` parameter) cuts ``text``: load
+    its model and embed what it embeds, each with the core's estimate and a progress
+    bar, so that the chunking after it takes the vectors from the cache instead of
+    running long under a bare "Chunking…". The semantic strategy's sentence windows
+    are embedded here; a library's strategy has its model loaded (what it embeds is
+    the library's affair). False after showing why the model cannot be loaded
+    (``model_key``: the widget a "Use the bundled model" button sets)."""
+    if "model" not in config.spec.param_names:
+        return True
+    embedder = load_embedder(str(config.params["model"]), model_key=model_key)
+    if embedder is None:
+        return False
+    if config.strategy != "semantic":
+        return True
+    from chunking.engine.spans import sentence_spans
+    from chunking.splitters.semantic.analysis import window_texts
+
+    buffer_size = int(config.params["buffer_size"])
+    marker = semantic_marker(doc_key, embedder.name, buffer_size)
+    if not was_embedded(marker):
+        spans = sentence_spans(text) or [(0, len(text))]  # as the analysis cuts them
+        windows = window_texts(text, spans, buffer_size)
+        label = f"Embedding {len(windows):,} sentence windows with {embedder.label}"
+        try:
+            embed_once(marker, embedder, lambda: windows, label)
+        except EmbeddingError:
+            return True  # the chunking says what went wrong, in its own words
+    return True
 
 
 # ------------------------------------------------------------------- the boundary view

@@ -52,7 +52,7 @@ def _evaluate(size: int, top_k: int = 2, typed: str = TYPED) -> AppTest:
     at.selectbox(key="recursive.unit").set_value("chars").run()
     at.number_input(key="recursive.size").set_value(size).run()
     _ok(at.switch_page("pages/evaluate_page.py").run())
-    at.radio(key="eval.origin").set_value("My document + question file").run()
+    at.radio(key="eval.origin").set_value("My document").run()
     at.radio(key="eval.own_from").set_value("questions typed here").run()
     at.text_area(key="eval.typed").set_value(typed)
     _ok(at.run())

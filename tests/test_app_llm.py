@@ -13,6 +13,9 @@ import chunking
 from pages import sidebar
 from tests.llm_server import serve
 
+# One worker runs this module (--dist loadgroup): its endpoint loads the model once.
+pytestmark = pytest.mark.xdist_group("app_llm")
+
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 TIMEOUT = 300

@@ -1,14 +1,18 @@
-"""AppTest tests of the model box, the fast first view and map selection (issues 13, 16).
+"""AppTest tests of the model box, the fast first view and map selection (issues 13, 16,
+27).
 
-The model box must never go blank (an empty name is the bundled model), keep the
+The model box starts at the model full-quality views use (minilm-onnx-int8 once built,
+else the torch reference), must never go blank (an empty name is that model), keep the
 user's choice through uploads and page changes, the Semantic page's size bounds must
-start at the model's window, and a single click must select a point on the map.
+start at the model's window, every announced wait is the core's estimate, the map's
+time is the whole view's, and a single click must select a point on the map.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import uuid
 from pathlib import Path
 
@@ -16,8 +20,13 @@ import pytest
 from streamlit.proto.PlotlyChart_pb2 import PlotlyChart
 from streamlit.testing.v1 import AppTest
 
-from chunking.embedding.models import get_embedder
-from pages import sidebar, widgets
+import chunking
+from chunking.embedding import registry, timing
+from chunking.embedding.models import Wait, estimate_wait, get_embedder
+from chunking.embedding.registry import full_quality_model
+from chunking.engine.spans import sentence_spans
+from chunking.splitters.semantic.analysis import window_texts
+from pages import cached, sidebar, widgets
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -76,19 +85,19 @@ def test_the_map_model_survives_an_upload_and_page_changes() -> None:
     assert at.selectbox(key="map.model").value == "hash"
     assert not at.error
     semantic = _open(at, "semantic_page.py")
-    assert semantic.selectbox(key="sem.model").value == BUNDLED
+    assert semantic.selectbox(key="sem.model").value == full_quality_model()
     back = _open(semantic, "map_page.py")
     assert back.selectbox(key="map.model").value == "hash"
     assert "hash" in _captions(back)
 
 
 @pytest.mark.parametrize("blank", ["", "   "])
-def test_an_empty_model_box_is_the_bundled_model(blank: str) -> None:
+def test_an_empty_model_box_is_the_full_quality_model(blank: str) -> None:
     at = choose_model(_uploading_app(), "semantic_page.py", "sem.model", blank)
-    assert at.selectbox(key="sem.model").value == BUNDLED
+    assert at.selectbox(key="sem.model").value == full_quality_model()
     assert not at.error
     _upload(at, "second.txt", SECOND * 3)
-    assert at.selectbox(key="sem.model").value == BUNDLED
+    assert at.selectbox(key="sem.model").value == full_quality_model()
     assert not at.error
 
 
@@ -102,7 +111,7 @@ def test_the_model_box_offers_the_named_models_with_their_notes() -> None:
 
 def test_semantic_sizes_start_at_the_models_window() -> None:
     at = _open(_uploading_app(), "semantic_page.py")
-    embedder = get_embedder()
+    embedder = get_embedder(full_quality_model())  # the default, named next to the figures
     assert at.session_state["sem.unit"] == "model"
     assert at.session_state["sem.max_size"] == embedder.token_limit == 254
     assert f"reads the first {embedder.token_limit} of its word pieces" in _captions(at)
@@ -120,16 +129,93 @@ def test_a_single_click_selects_a_point_on_the_map() -> None:
     assert json.loads(chart.proto.spec)["layout"]["dragmode"] not in ("lasso", "select")
 
 
+@pytest.fixture
+def steady_estimates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Estimates that do not move between the page's and the test's: no records of
+    earlier runs, and the machine's load fixed."""
+    monkeypatch.setenv(timing.TIMINGS_ENV, str(tmp_path / "timings.json"))
+    monkeypatch.setattr(timing, "contention", lambda: 1.0)
+
+
+def _fresh_document() -> str:
+    """A document no other test embedded in this process."""
+    return f"{SECOND * 2}A note numbered {uuid.uuid4().hex}. "
+
+
+def _announced(model: str, text: str) -> Wait:
+    """The core's estimate for the Semantic page's windows of ``text`` with ``model``."""
+    windows = window_texts(text, sentence_spans(text), 1)
+    return estimate_wait(model, windows, f"{len(windows):,} sentence windows", disk_cache=True)
+
+
 @pytest.mark.slow
+@pytest.mark.usefixtures("steady_estimates")
 def test_a_long_document_starts_with_the_static_preview(monkeypatch: pytest.MonkeyPatch) -> None:
     get_embedder("minilm-static")  # built once per machine (minutes on a busy machine)
-    monkeypatch.setattr(widgets, "PREVIEW_FROM_TEXTS", 5)
-    at = _uploading_app()  # a document no other test embedded in this process:
-    _upload(at, "fresh.txt", f"{SECOND * 2}A note numbered {uuid.uuid4().hex}. ")
-    _open(at, "semantic_page.py")
-    assert any("quick first view" in str(i.value) for i in at.info)
+    monkeypatch.setattr(registry, "PREVIEW_FROM_TEXTS", 5)
+    at = _uploading_app()
+    text = _fresh_document()
+    _upload(at, "fresh.txt", text)
+    at = choose_model(at, "semantic_page.py", "sem.model", BUNDLED)  # the torch reference
+    [notice] = [str(i.value) for i in at.info if "quick first view" in str(i.value)]
+    assert (
+        f"takes {_announced(BUNDLED, text).describe()} for these" in notice
+    )  # the core's estimate
     assert "Model: **minilm-static (fast preview, lower quality)**" in _captions(at)
     assert at.selectbox(key="sem.model").value == BUNDLED  # the choice is unchanged
     _ok(at.button(key="sem_full_model").click().run())
     assert f"Model: **{get_embedder().label}**" in _captions(at)
     assert not any("quick first view" in str(i.value) for i in at.info)
+
+
+@pytest.mark.usefixtures("steady_estimates")
+def test_the_onnx_model_previews_only_a_long_wait_and_says_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    onnx = get_embedder(registry.ONNX_INT8)  # built by the set-up
+    get_embedder(registry.STATIC)
+    monkeypatch.setattr(registry, "PREVIEW_FROM_SECONDS", 0.0)  # any wait is long here
+    at = _uploading_app()
+    text = _fresh_document()
+    _upload(at, "fresh.txt", text)
+    at = choose_model(at, "semantic_page.py", "sem.model", registry.ONNX_INT8)
+    [notice] = [str(i.value) for i in at.info if "quick first view" in str(i.value)]
+    assert notice.count(onnx.label) == 1  # named with its quality
+    wait = _announced(registry.ONNX_INT8, text)
+    assert f"takes {wait.describe()} for these {wait.what}" in notice
+    button = at.button(key="sem_full_model")
+    assert button.label == f"Use {registry.ONNX_INT8} ({timing.about(wait.seconds)})"
+    _ok(button.click().run())
+    assert f"Model: **{onnx.label}**" in _captions(at)
+    monkeypatch.setattr(registry, "PREVIEW_FROM_SECONDS", 1e9)  # no wait is long
+    _upload(at, "other.txt", _fresh_document())
+    assert not any("quick first view" in str(i.value) for i in at.info)
+    assert f"Model: **{onnx.label}**" in _captions(at)
+
+
+def test_the_maps_time_is_the_whole_views() -> None:
+    at = choose_model(_uploading_app(), "map_page.py", "map.model", "hash")
+    [computed] = [m for m in at.metric if m.label == "Computed in"]
+    found = re.search(
+        r"took when it was computed: ([\d.]+) s to chunk .* ([\d.]+) s to", computed.help
+    )
+    assert found, computed.help
+    vectors, projection = (float(g) for g in found.groups())
+    assert float(computed.value.removesuffix(" s")) == pytest.approx(
+        vectors + projection, abs=0.011
+    )
+
+
+def test_explore_embeds_a_semantic_cut_first_with_the_full_quality_model() -> None:
+    at = _uploading_app()
+    text = FIRST * 3
+    _ok(at.selectbox(key=sidebar.STRATEGY_KEY).set_value("semantic").run())
+    at = _open(at, "explore_page.py")
+    model = full_quality_model()
+    assert at.session_state["semantic.model"] == model  # the sidebar starts at it
+    assert f"model {widgets.model_label(model)}" in _captions(at)
+    name = get_embedder(model).name
+    # embedded before the chunking (with its progress bar), not under "Chunking…"
+    assert widgets.was_embedded(widgets.semantic_marker(cached.text_key(text), name, 1))
+    chunks = chunking.chunk(text, "semantic", model=model)
+    assert int(next(m.value for m in at.metric if m.label == "Chunks")) == len(chunks)

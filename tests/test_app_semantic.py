@@ -21,6 +21,7 @@ import chunking
 import chunking.splitters.semantic.analysis as sem
 from chunking.documents.io import read_path
 from chunking.embedding.models import get_embedder
+from chunking.embedding.registry import full_quality_model
 from chunking.engine.spans import sentence_spans
 from chunking.splitters.semantic.methods import THRESHOLD_RANGES, check_threshold
 from pages import sidebar  # the app's modules (pytest's pythonpath has the root)
@@ -136,7 +137,8 @@ def _texts(elements) -> str:
 
 @pytest.fixture(scope="module")
 def analysis() -> sem.SemanticAnalysis:
-    return sem.analyze(TEXT, embedder=get_embedder(), buffer_size=1)
+    """The analysis with the page's default model (minilm-onnx-int8 once built)."""
+    return sem.analyze(TEXT, embedder=get_embedder(full_quality_model()), buffer_size=1)
 
 
 @pytest.fixture(scope="module")
@@ -152,7 +154,7 @@ def test_threshold_changes_the_breakpoints_as_the_core_does_without_embedding_ag
 ) -> None:
     at = semantic_app
     assert _number(at, "Sentences") == len(analysis.sentences) == len(sentence_spans(TEXT))
-    embedder = get_embedder()
+    embedder = get_embedder(full_quality_model())
     calls = embedder.calls
     counts = []
     for threshold in (95.0, 75.0, 50.0, 20.0):
@@ -370,7 +372,7 @@ def test_the_tour_opens_markdown_sections_of_the_guide() -> None:
     at = _open(_start(), "tour_page.py")
     _ok(at.button(key="tour_3_0").click().run())
     assert at.title[0].value == "Explore"
-    expected = chunking.chunk(GUIDE, "markdown", size=800, unit="tokens")
+    expected = chunking.chunk(GUIDE, "markdown", size=160, unit="tokens")
     assert _number(at, "Chunks") == len(expected)
 
 
@@ -395,10 +397,12 @@ def test_the_tour_maps_several_configurations(monkeypatch: pytest.MonkeyPatch) -
     chosen = at.multiselect(key="map.with").value
     assert "Preset: Fixed · 500 chars · overlap 50" in chosen
     assert at.session_state["map.colour"] == "configuration"  # drawn once the map is
-    total = len(chunking.chunk(ESSAY, "recursive", size=1000))
+    total = len(chunking.chunk(ESSAY, "recursive", size=600))
     total += len(chunking.chunk(ESSAY, "fixed", size=500, overlap=50))
     if "Preset: Semantic · percentile 95" in chosen:
-        total += len(chunking.chunk(ESSAY, "semantic", method="percentile"))
+        total += len(
+            chunking.chunk(ESSAY, "semantic", method="percentile", model=full_quality_model())
+        )
     assert f"{total:,} chunks" in _texts(at.warning)
 
 

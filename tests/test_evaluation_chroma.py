@@ -34,6 +34,10 @@ from chunking.evaluation import REPORT_RECURSIVE, Settings, evaluate, load_chrom
 from chunking.evaluation.core import chunk_documents, chunk_spans
 from chunking.evaluation.sweep import sweep
 
+# One worker runs this module (``--dist loadgroup``): its recall sweep is a module
+# fixture, and in two workers both would embed all five corpora.
+pytestmark = pytest.mark.xdist_group("chroma_recall")
+
 SEPARATORS = ["\n\n", "\n", ".", "?", "!", " ", ""]
 
 # (strategy, size, overlap): (mean tokens, precision_Ω mean %, std %), from the README.

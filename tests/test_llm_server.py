@@ -18,7 +18,8 @@ from chunking.llm.cost import run_requests
 from tests.invariants import check_each_chunk
 from tests.llm_server import MALFORMED, SLOW, serve
 
-pytestmark = pytest.mark.slow
+# One worker runs this module (--dist loadgroup): its endpoint loads the model once.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("llm_server")]
 
 TEXT = (
     "# Lodestar\n\nLodestar stores data in shards. Each shard has three replicas.\n\n"

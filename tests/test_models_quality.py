@@ -21,7 +21,8 @@ import chunking
 from chunking.embedding.models import Embedder, get_embedder
 from tests.conftest import chroma_corpora
 
-pytestmark = pytest.mark.slow
+# One worker runs this module (--dist loadgroup): the texts are embedded once per model.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("models_quality")]
 
 PER_CORPUS = 25
 

@@ -16,7 +16,8 @@ from chunking.documents.io import read_bytes
 from tests.conftest import SAMPLE_DOCS, make_zip, sample_paths, write
 from tests.test_run import generated_corpus, unreadable_file
 
-pytestmark = pytest.mark.slow
+# One worker runs this module (--dist loadgroup): one local Ray instance, not two.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
 ray = pytest.importorskip("ray")
 
 CONFIG = ("--strategy", "recursive", "--size", "400", "--unit", "tokens")

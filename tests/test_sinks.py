@@ -38,6 +38,9 @@ from chunking.sinks.base import check_collection_name
 from chunking.sinks.kinds import SINKS
 from tests.conftest import SAMPLE_DOCS, write
 
+# One worker runs this module (--dist loadgroup): its module fixture writes every sink once.
+pytestmark = pytest.mark.xdist_group("sinks")
+
 PREFIX = "chunk-explorer: error:"
 CONFIG = ("--strategy", "recursive", "--size", "120", "--unit", "tokens")
 STATIC = ("--model", "minilm-static")

@@ -5,8 +5,10 @@ how many of our boundaries they share."""
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +17,7 @@ import pytest
 
 import chunking
 from chunking import Config
+from chunking.cli import main as cli_main
 from chunking.documents.io import read_path
 from chunking.output.snippets import (
     MAPPINGS,
@@ -87,7 +90,9 @@ def run_snippet(code: str, paths: list[str], env: dict[str, str], tmp_path: Path
     return json.loads(done.stdout)
 
 
+@functools.cache
 def ours(text: str, config: Config) -> list[str]:
+    """Our chunk texts (kept: several tests in a worker compare with the same ones)."""
     return [c.text for c in chunking.run(text, config)]
 
 
@@ -145,20 +150,33 @@ def test_exact_langchain_snippets_return_our_chunks(
 
 @pytest.mark.slow
 @pytest.mark.parametrize("config", PYTHON_CONFIGS, ids=lambda c: c.strategy)
-def test_cli_snippets_return_our_chunks(config, documents, offline_env, tmp_path) -> None:
+def test_cli_snippets_return_our_chunks(config, documents, offline_env, tmp_path, capsys) -> None:
+    """The command as exported: run through the shell by the installed console script on
+    the first document (a fresh process, offline), then on every document through the
+    same entry point in this process, with the words the shell would pass it (a fresh
+    interpreter per document would spend most of this test importing the libraries)."""
     made = snippet(config, "cli")
     assert made.fidelity == "exact"
     command = made.code.strip()
     assert command.startswith("chunk-explorer split INPUT.txt ")
     exe = str(Path(sys.executable).with_name("chunk-explorer"))
+    first, first_text = next(iter(documents.items()))
+    line = command.replace("chunk-explorer", exe, 1).replace("INPUT.txt", first, 1)
+    done = subprocess.run(
+        ["bash", "-c", line], capture_output=True, text=True, env=offline_env, timeout=900
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    texts = [json.loads(row)["text"] for row in done.stdout.splitlines()]
+    assert texts == ours(first_text, config), f"{config.strategy} on {Path(first).name}"
+
+    words = shlex.split(command)
+    assert words[:3] == ["chunk-explorer", "split", "INPUT.txt"]
     for path, text in documents.items():
-        # The snippet is shell syntax: run it through the shell with the input named.
-        line = command.replace("chunk-explorer", exe, 1).replace("INPUT.txt", path, 1)
-        done = subprocess.run(
-            ["bash", "-c", line], capture_output=True, text=True, env=offline_env, timeout=900
-        )
-        assert done.returncode == 0, done.stderr[-2000:]
-        texts = [json.loads(row)["text"] for row in done.stdout.splitlines()]
+        capsys.readouterr()
+        status = cli_main(["split", path, *words[3:]])
+        out, err = capsys.readouterr()
+        assert status == 0, err[-2000:]
+        texts = [json.loads(row)["text"] for row in out.splitlines()]
         assert texts == ours(text, config), f"{config.strategy} on {Path(path).name}"
 
 

@@ -36,6 +36,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import PurePath
 from typing import Any
 
@@ -565,10 +566,14 @@ def _lines_outside_fences(sample: str) -> list[str]:
     return [line for line in _without_fenced_code(sample).splitlines() if line.strip()]
 
 
+@lru_cache(maxsize=2)
 def _without_fenced_code(sample: str) -> str:
     """The text without its fenced code blocks, fences included, as CommonMark reads them
     (markdown-it-py: a fence closes only on a fence of its own kind and length, so the
-    spec's 32-backtick examples holding ``` lines stay one block each)."""
+    spec's 32-backtick examples holding ``` lines stay one block each).
+
+    Three detectors ask for it of the same sample; it is parsed once (up to a
+    megabyte of Markdown takes about a quarter of a second)."""
     from markdown_it import MarkdownIt
 
     lines = _LINE_BREAK.split(sample)  # as markdown-it numbers lines

@@ -5,7 +5,8 @@ stats`` show about one chunking into a :class:`Report`: sizes and their summarie
 every unit, the warnings, the boundaries and the PDF pages of every chunk.
 
 Everything here is a pure function of the document text and its chunks. Nothing is
-cached here: callers (the app's ``st.cache_data`` wrappers, the CLI) decide that.
+cached here: callers (the app's ``st.cache_data`` wrappers, the CLI) decide that; only
+the document's sentences are shared, segmented once per process by ``engine.spans``.
 
 Warnings say what went wrong *and* what to do about it:
 
@@ -32,7 +33,7 @@ import numpy as np
 from ..config import Config
 from ..documents.io import Document
 from ..engine.sections import TABLE_ROW
-from ..engine.spans import sentence_spans
+from ..engine.spans import document_sentences
 from ..model import Chunk
 from ..output.export import chunk_pages
 from ..units import (
@@ -331,7 +332,8 @@ def mid_sentence_cuts(
     strategy: str | None = None,
     text: str | None = None,
 ) -> ChunkWarning | None:
-    """Chunks that end inside a sentence (``sentences`` from ``engine.spans.sentence_spans``).
+    """Chunks that end inside a sentence (``sentences`` from ``engine.spans``:
+    ``sentence_spans`` or the shared ``document_sentences``).
 
     With ``text``, a cut at an element edge of HTML (:func:`at_element_edge`) does not
     count, nor does a cut between the rows of a table cut into groups (boundary
@@ -610,6 +612,20 @@ def truncated_chunks(
     return sorted(over)
 
 
+def truncated_by_counts(
+    chunks: Sequence[Chunk], pieces: Sequence[int], max_tokens: int
+) -> list[int]:
+    """:func:`truncated_chunks` from every chunk's exact word pieces (``pieces``: the
+    ``model`` unit's count of each chunk's :attr:`~chunking.model.Chunk.embedding_text`,
+    without ``[CLS]``/``[SEP]``, in chunk order): the chunks a model would truncate,
+    parents of the parent-child strategy excepted (they are not embedded)."""
+    return [
+        c.index
+        for c, n in zip(chunks, pieces, strict=True)
+        if n + SPECIAL_TOKENS > max_tokens and not c.metadata.get("children")
+    ]
+
+
 # ------------------------------------------------------------------------ report
 
 
@@ -678,24 +694,35 @@ def make_report(
     """Sizes, summaries, every warning, boundaries and pages of ``chunks`` of ``document``.
 
     The warnings include cuts inside a sentence and chunks the bundled embedding model
-    would truncate. ``sentences`` (:func:`~chunking.engine.spans.sentence_spans`) and
-    ``piece_starts`` (:func:`wordpiece_starts`) depend on the text alone: a caller that
-    reports several configurations of one document can compute them once and pass them.
+    would truncate. ``sentences`` (:func:`~chunking.engine.spans.sentence_spans`)
+    depend on the text alone; without them, the document's shared ones are used
+    (:func:`~chunking.engine.spans.document_sentences`: segmented once per process).
+
+    Word pieces are counted chunk by chunk, only the chunks there are, in one batch
+    through the ``model`` unit's sizer; the chunks the model would truncate follow from
+    those counts (:func:`truncated_by_counts`). With ``piece_starts`` of the whole text
+    (:func:`wordpiece_starts`), they come from those instead, with the same result.
     """
     text = document.text
     max_tokens = model_max_tokens()
     if sentences is None:
-        sentences = sentence_spans(text)
-    if piece_starts is None:
-        piece_starts = wordpiece_starts(text)
-    sizes = all_sizes(chunks, config.unit, text=text, piece_starts=piece_starts)
+        sentences = document_sentences(text)
+    if piece_starts is None and wordpiece_tokenizer() is not None:
+        sizes = all_sizes(chunks, config.unit)
+        # The model unit's own sizes are the strategy's (``chunk.size``): count here
+        # what the model reads.
+        pieces = sizes["model"] if config.unit != "model" else sizes_in(chunks, "model")
+        truncated = truncated_by_counts(chunks, pieces, max_tokens)
+    else:
+        sizes = all_sizes(chunks, config.unit, text=text, piece_starts=piece_starts)
+        truncated = truncated_chunks(text, chunks, max_tokens, piece_starts)
     warnings = find_warnings(
         text,
         chunks,
         limit=config.limit,
         unit=config.unit,
         sentences=sentences,
-        truncated=truncated_chunks(text, chunks, max_tokens, piece_starts),
+        truncated=truncated,
         max_tokens=max_tokens,
         strategy=config.strategy,
     )

@@ -208,12 +208,14 @@ def prepare(args: argparse.Namespace) -> tuple[Config, Document]:
     note_encoding(document)
     if config is None:
         advice = recommend(document.text, document.name, language=document.language)
+        config = build_config(advice.strategy, advice.config.params, chosen, rescale_overlap=True)
+        # The suggestion on one line (what is used, with any --size etc. applied), then
+        # why on a second: the sidebar's line and its "Why" expander.
         print(
-            f"{PROG}: strategy {AUTO}: using {advice.strategy!r} ({advice.kind} document). "
-            f"{advice.reason}",
+            f"{PROG}: strategy {AUTO}: using {advice.strategy!r}: {config.label(title=True)} "
+            f"(suggested for this {advice.kind} document)\n{PROG}: why: {advice.reason}",
             file=sys.stderr,
         )
-        config = build_config(advice.strategy, advice.config.params, chosen, rescale_overlap=True)
     return config, document
 
 

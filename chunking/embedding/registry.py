@@ -28,6 +28,9 @@ MODELS_EXTRA = "pip install 'chunk-explorer[models]'"
 SEMANTIC_EXTRA = "pip install 'chunk-explorer[semantic]'"
 MINILM, ONNX_INT8, STATIC = "minilm", "minilm-onnx-int8", "minilm-static"
 PREVIEW_NOTE = "fast preview, lower quality"
+#: What the ONNX int8 model is, next to every figure it draws (cosine to the reference
+#: measured on the chroma-eval corpora: tests/test_models_quality.py).
+ONNX_NOTE = "int8, cosine ≥ 0.98 to the reference"
 
 
 @dataclass(frozen=True)
@@ -181,6 +184,7 @@ _MODELS: tuple[NamedModel, ...] = (
         _load_onnx,
         ONNX_SPEED,
         _onnx_built,
+        note=ONNX_NOTE,
     ),
     NamedModel(
         STATIC,
@@ -222,3 +226,54 @@ def named_model(key: str) -> NamedModel | None:
 def model_names() -> list[str]:
     """The names users pick from, the default first."""
     return [m.name for m in _MODELS]
+
+
+# --- which model a view uses ------------------------------------------------------------
+
+#: Texts from which a first view with the torch reference starts with the static preview
+#: (fewer take it only a few seconds).
+PREVIEW_FROM_TEXTS = 400
+#: Estimated seconds from which a first view with minilm-onnx-int8 starts with the
+#: static preview too.
+PREVIEW_FROM_SECONDS = 30.0
+
+
+def usable(name: str) -> bool:
+    """Whether the named model can be used now without a wait for its build: built, and
+    every package it needs installed."""
+    key = resolve_name(name)
+    named = named_model(key) if key is not None else None
+    return named is not None and named.is_built() and not named.missing()
+
+
+def full_quality_model() -> str:
+    """The model a full-quality view in the app uses unless the user picks another (the
+    Semantic page, the embedding map, the semantic strategy's model, the Corpus page's
+    vector database): minilm-onnx-int8 when it is built and usable (the same model, about
+    twice as fast on a CPU, cosine at least 0.98 to the reference), otherwise the bundled
+    model in torch, the reference.
+
+    A model that is not built yet is never the default: the first view would wait for
+    its build. The command line's ``evaluate`` keeps torch, so that its recall stays
+    comparable with published rows.
+    """
+    return ONNX_INT8 if usable(ONNX_INT8) else BUNDLED
+
+
+def first_view_model(model: str, texts: int, seconds: float) -> str:
+    """The model a first view draws with: ``model``, or the static preview standing in
+    for a full model when the view would take long.
+
+    The preview stands in for the torch reference from :data:`PREVIEW_FROM_TEXTS`
+    texts, for minilm-onnx-int8 when its wait (``seconds``: its load and embedding,
+    estimated) is :data:`PREVIEW_FROM_SECONDS` or more, and only when the static model is
+    usable (built: no wait of its own). Any other model is drawn with as it is.
+    """
+    key = resolve_name(model) if model.strip() else DEFAULT_MODEL
+    if key == DEFAULT_MODEL:
+        slow = texts >= PREVIEW_FROM_TEXTS
+    elif key == ONNX_INT8:
+        slow = seconds >= PREVIEW_FROM_SECONDS
+    else:
+        return model
+    return STATIC if slow and usable(STATIC) else model

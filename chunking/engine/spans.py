@@ -8,11 +8,17 @@ be lost. Each span is then trimmed of surrounding whitespace.
 Chinese and Japanese sentences end at ``。！？`` (the segmenter's own ends) and at the
 full stops it misses (``．`` outside a number, the half-width ``｡``); closing quotes
 and brackets after the end, and a repeated end (``！？``), stay with the sentence.
+
+Segmenting a long document costs about 0.2 s per megabyte, and the report, the sentence
+strategy and the app's pages all need the same sentences of the same document:
+:func:`document_sentences` segments each long text once per process (a small cache keyed
+by the text itself, so a changed text is segmented anew) and gives an immutable tuple.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")
 #: A heading number or list marker on its own: "1.", "2.1.", "IV.", "a)", "(b)".
@@ -113,3 +119,25 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
                 a = line
         out.append((a, b))
     return out
+
+
+#: Shorter texts are segmented on every call (quick) rather than kept: sections and
+#: paragraphs segmented one by one would otherwise push whole documents out of the cache.
+SHARED_MIN_CHARS = 10_000
+#: How many long texts' sentences are kept (a megabyte of text has about 10,000).
+SHARED_TEXTS = 8
+
+
+def document_sentences(text: str) -> tuple[tuple[int, int], ...]:
+    """:func:`sentence_spans` of ``text``, as a tuple: the same spans, segmented once per
+    process for each long text (the last :data:`SHARED_TEXTS` of at least
+    :data:`SHARED_MIN_CHARS` characters) and shared by everything that asks."""
+    if len(text) < SHARED_MIN_CHARS:
+        return tuple(sentence_spans(text))
+    return _shared_sentences(text)
+
+
+@lru_cache(maxsize=SHARED_TEXTS)
+def _shared_sentences(text: str) -> tuple[tuple[int, int], ...]:
+    # Keyed by the text itself (equal texts, equal key): never a stale or colliding hash.
+    return tuple(sentence_spans(text))

@@ -16,7 +16,7 @@ from .. import params
 from ..engine.packing import Describe, SplitOversized
 from ..engine.recursive import recursive_split
 from ..engine.segments import pack_spans
-from ..engine.spans import paragraph_spans, sentence_spans
+from ..engine.spans import document_sentences, paragraph_spans, sentence_spans
 from ..model import Piece
 from ..params import Strategy
 from ..units import Sizer
@@ -53,8 +53,10 @@ def paragraph_pieces(
 
 
 def sentence_pieces(text: str, sizer: Sizer, size: int, overlap: int = 0) -> Iterator[Piece]:
-    """Whole sentences packed up to ``size``; ``overlap`` counts sentences."""
-    spans = sentence_spans(text)
+    """Whole sentences packed up to ``size``; ``overlap`` counts sentences. The
+    sentences are the document's shared ones (:func:`document_sentences`): a document
+    already reported on, or cut at another size, is not segmented again."""
+    spans = document_sentences(text)
     return pack_spans(text, spans, sizer, size, kind="sentence", overlap_segments=overlap)
 
 

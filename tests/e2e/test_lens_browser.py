@@ -54,7 +54,7 @@ def test_the_lens_from_evaluate_to_the_map_and_the_text(page: Page, app_url: str
 
     _nav(page, "Evaluate")
     main = page.get_by_test_id("stMain")
-    main.get_by_text("My document + question file", exact=True).click()
+    main.get_by_text("My document", exact=True).click()
     _finished(page)
     main.get_by_text("questions typed here", exact=True).click()
     area = page.locator(".st-key-eval-typed textarea")
