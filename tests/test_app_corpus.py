@@ -5,6 +5,7 @@ refusals, opening a document in Explore, the comparison, and what survives a pag
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
 import pandas as pd
@@ -15,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 import chunking
 from chunking.analysis import corpus_stats
 from chunking.documents.io import read_path
-from pages import sidebar
+from pages import cached, sidebar
 from tests.conftest import make_zip
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -254,3 +255,56 @@ def test_the_samples_come_from_the_configured_folder(
     _click_row(at, row)
     assert at.session_state[sidebar.SOURCE_KEY] == "Sample"
     assert at.session_state[sidebar.SAMPLE_KEY] == "second.md"
+
+
+# ----------------------------------------------------------- prepared for Explore
+
+
+def _recomputing_fails(
+    monkeypatch: pytest.MonkeyPatch, names: tuple[str, ...] = ("run", "make_report", "recommend")
+) -> None:
+    """From now on, chunking, measuring or recommending anew (``names``, the core calls
+    of :mod:`pages.cached`) raises: only what the caches hold can be shown."""
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("recomputed")
+
+    for name in names:
+        monkeypatch.setattr(cached, name, fail)
+
+
+def _texts(tag: str) -> list[tuple[str, bytes]]:
+    """Three documents no other test has cached (``tag`` makes them unique), the most
+    warnings in the first (the table's default order)."""
+    long = " ".join(f"Sentence {i} of {tag} runs on and on without" for i in range(300))
+    return [
+        ("a_long.txt", long.encode()),
+        ("b_note.txt", f"{tag}\n\n{TEXT}".encode()),
+        ("c_note.txt", f"{TEXT}\n\n{tag}".encode()),
+    ]
+
+
+def test_the_first_rows_are_prepared_for_explore(monkeypatch: pytest.MonkeyPatch) -> None:
+    files = _texts(f"prepared-{uuid.uuid4()}")
+    at = _upload(_page(), *files)
+    assert not [c.value for c in at.caption if "Preparing" in c.value]  # done, and said so
+    table = _table(at)
+    row = list(table["document"]).index("a_long.txt")
+    assert row == 0
+    _recomputing_fails(monkeypatch)
+    _click_row(at, row)
+    assert at.title[0].value == "Explore" and not at.error, [e.value for e in at.error]
+    expected = len(chunking.chunk(files[0][1].decode()))
+    assert next(m.value for m in at.metric if m.label == "Chunks") == f"{expected:,}"
+    assert any("Suggested for this" in m.value for m in at.sidebar.markdown)
+
+
+def test_rows_past_the_first_are_left_to_explore(monkeypatch: pytest.MonkeyPatch) -> None:
+    tag = f"left-{uuid.uuid4()}"
+    notes = [(f"n{i}.txt", f"{TEXT}\n\nNote {i} {tag}.\n".encode()) for i in range(7)]
+    at = _upload(_page(), *notes)
+    assert list(_table(at)["document"]) == [name for name, _ in notes]  # no warnings: by name
+    _recomputing_fails(monkeypatch, ("run",))
+    _click_row(at, 6)  # the seventh row was not prepared: Explore has to chunk it, and cannot
+    assert at.title[0].value == "Explore"
+    assert any("failed on this document (RuntimeError: recomputed)" in e.value for e in at.error)

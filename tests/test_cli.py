@@ -662,8 +662,9 @@ def test_ctrl_c_exits_130(
 def test_sigint_in_a_real_process(tmp_path: Path) -> None:
     path = tmp_path / "long.txt"
     path.write_text(DOC * 1000, encoding="utf-8")
-    # Auto mode prints its choice to stderr just before chunking starts: that line
-    # says main() is running, so the interrupt lands in the (long) token counting.
+    # Auto mode prints its choice to stderr just before chunking starts (a line, then
+    # why on a second): they say main() is running, so the interrupt lands in the (long)
+    # token counting.
     process = subprocess.Popen(
         [str(CLI), "split", path, "--unit", "tokens", "--max-mb", "100"],
         stdout=subprocess.DEVNULL,
@@ -673,6 +674,7 @@ def test_sigint_in_a_real_process(tmp_path: Path) -> None:
     assert process.stderr is not None
     first = process.stderr.readline()
     assert "strategy auto" in first
+    assert process.stderr.readline().startswith("chunk-explorer: why: ")
     process.send_signal(signal.SIGINT)
     rest = process.stderr.read()
     process.wait(timeout=60)

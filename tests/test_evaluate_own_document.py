@@ -44,7 +44,7 @@ def test_typed_questions_evaluate_without_any_file() -> None:
         "Where do fish swim? | Fish swim in clean water.\nWhat do cats do?"
     ).run()
     assert not at.exception, [e.value for e in at.exception]
-    assert any("Run evaluation" == b.label for b in at.button)
+    assert any(b.label == "Run evaluation" for b in at.button)
     assert any("What do cats do?" in w.value for w in at.warning)
 
 
@@ -52,5 +52,6 @@ def test_the_question_file_is_still_one_choice_away() -> None:
     at = _my_document()
     at.radio(key="eval.own_from").set_value("a question file").run()
     assert not at.exception, [e.value for e in at.exception]
-    assert [u.proto.label for u in at.main.get("file_uploader")] == ["Question file (.csv or .jsonl)"]
+    uploaders = [u.proto.label for u in at.main.get("file_uploader")]
+    assert uploaders == ["Question file (.csv or .jsonl)"]
     assert any("LLM tools page generates one" in i.value for i in at.info)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,21 @@ def test_cli_auto_line_shows_the_size_actually_used(capsys: pytest.CaptureFixtur
     first = err.splitlines()[0]
     assert f"using {rec.strategy!r}: " in first and f"120 {rec.config.unit}" in first
     assert rec.summary not in first
+
+
+def test_the_suggestion_parses_the_markdown_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from markdown_it import MarkdownIt
+
+    parsed: list[int] = []
+    real = MarkdownIt.parse
+
+    def counted(self: MarkdownIt, src: str, env: object = None) -> object:
+        parsed.append(len(src))
+        return real(self, src, env)
+
+    monkeypatch.setattr(MarkdownIt, "parse", counted)
+    text = "# A guide\n\nIntro.\n\n```\n# not a header\n```\n\n## Use\n\nRun it.\n" * 3
+    text += f"\n{uuid.uuid4()}\n"  # a sample no earlier call has parsed
+    rec = recommend(text, "guide.md")
+    assert rec.kind == "markdown" and "6 Markdown headers" in rec.reason
+    assert parsed == [len(text)]
