@@ -21,7 +21,7 @@ import streamlit as st
 
 from chunking import Config, get_strategy, strategies
 from chunking.embedding.models import Embedder, EmbeddingError, ModelWindow, model_window
-from chunking.engine.spans import sentence_spans
+from chunking.engine.spans import document_sentences
 from chunking.splitters.semantic.analysis import (
     SemanticAnalysis,
     SemanticResult,
@@ -110,9 +110,10 @@ def _initial_settings() -> None:
 # --------------------------------------------------------------- cached analysis
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
-def _spans(key: str, _text: str) -> tuple[tuple[int, int], ...]:
-    return tuple(sentence_spans(_text) or [(0, len(_text))])
+def _spans(text: str) -> tuple[tuple[int, int], ...]:
+    """The sentences of ``text``, the analysis's own: segmented once per process and
+    shared with it, the report and the sentence strategy (``document_sentences``)."""
+    return document_sentences(text) or ((0, len(text)),)
 
 
 @st.cache_resource(show_spinner=False, max_entries=6)
@@ -373,7 +374,7 @@ def main() -> None:
 def sentences_to_analyse(text: str, key: str) -> tuple[str, str, tuple[tuple[int, int], ...]]:
     """The text (whole, or its start within the sentence limit), its key and sentences;
     too few sentences, or too many without the user's consent, stop the page."""
-    spans = _spans(key, text)
+    spans = _spans(text)
     limit = widgets.env_limit(MAX_SENTENCES_ENV, DEFAULT_MAX_SENTENCES, minimum=3)
     if len(spans) < 3:
         st.info(
@@ -456,7 +457,7 @@ def _limit_sentences(
     )
     head = text[:end]
     head_key = cached.text_key(head)
-    return head, head_key, _spans(head_key, head)
+    return head, head_key, _spans(head)
 
 
 def show_result(loaded: Loaded, result: SemanticResult) -> None:

@@ -505,13 +505,13 @@ def embed_for_chunking(
         return False
     if config.strategy != "semantic":
         return True
-    from chunking.engine.spans import sentence_spans
+    from chunking.engine.spans import document_sentences
     from chunking.splitters.semantic.analysis import window_texts
 
     buffer_size = int(config.params["buffer_size"])
     marker = semantic_marker(doc_key, embedder.name, buffer_size)
     if not was_embedded(marker):
-        spans = sentence_spans(text) or [(0, len(text))]  # as the analysis cuts them
+        spans = document_sentences(text) or ((0, len(text)),)  # as the analysis cuts them
         windows = window_texts(text, spans, buffer_size)
         label = f"Embedding {len(windows):,} sentence windows with {embedder.label}"
         try:

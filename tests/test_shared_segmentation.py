@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from unittest import mock
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import chunking
 from chunking import Config
+from chunking.analysis import report as report_module
 from chunking.analysis.report import (
     Report,
     make_report,
@@ -21,10 +23,14 @@ from chunking.analysis.report import (
     wordpiece_starts,
 )
 from chunking.documents.io import Document, read_path
+from chunking.embedding.models import Embedder, get_embedder
 from chunking.engine import spans
 from chunking.engine.segments import pack_spans
 from chunking.engine.spans import SHARED_MIN_CHARS, document_sentences, sentence_spans
 from chunking.model import build_chunks
+from chunking.output import html_report
+from chunking.splitters.semantic import analysis as semantic_analysis
+from chunking.splitters.semantic.analysis import SemanticAnalysis, analyze
 from chunking.units import get_sizer
 from tests.conftest import SAMPLE_DOCS, chroma_corpora, sample_paths
 
@@ -251,3 +257,92 @@ def test_the_app_reports_what_the_core_reports() -> None:
         for config in (Config.create("sentence", size=500), Config.create("recursive", size=2000)):
             chunks = chunking.run(document.text, config)
             assert cached.analysis(source, config) == _direct_report(document, config, chunks)
+
+
+# ------------------------------------------------ the semantic analysis and the HTML report
+
+
+def _direct_analysis(text: str, embedder: Embedder, buffer_size: int) -> SemanticAnalysis:
+    """The semantic analysis as it was made: this text segmented for this call alone."""
+    direct = mock.Mock(side_effect=lambda t: tuple(sentence_spans(t)))
+    with mock.patch.object(semantic_analysis, "document_sentences", direct):
+        analysis = analyze(text, embedder=embedder, buffer_size=buffer_size)
+    direct.assert_called_once_with(text)  # the whole text, not a part of it
+    return analysis
+
+
+#: (text, model): the bundled model on the shortest long text, the fast hash model (the
+#: test is about the sentences, not the vectors) on the others.
+ANALYSED = [
+    ("technical_guide.md", "minilm"),
+    ("multi-script", "hash"),
+    ("all samples", "hash"),
+    ("pubmed.md", "hash"),
+]
+
+
+@pytest.mark.parametrize(("name", "model"), ANALYSED)
+@pytest.mark.parametrize("buffer_size", [0, 1, 3])
+def test_the_semantic_analysis_on_shared_sentences_is_unchanged(
+    name: str, model: str, buffer_size: int
+) -> None:
+    text = TEXTS[name]
+    embedder = get_embedder(model)
+    shared = analyze(text, embedder=embedder, buffer_size=buffer_size)
+    direct = _direct_analysis(text, embedder, buffer_size)
+    assert shared.sentences == direct.sentences == tuple(sentence_spans(text))
+    assert np.array_equal(shared.embeddings, direct.embeddings)
+    assert np.array_equal(shared.distances, direct.distances)
+    for method, unit, max_size in [("percentile", "chars", 1000), ("auto", "tokens", 200)]:
+        ours = shared.chunk(method=method, unit=unit, max_size=max_size)
+        theirs = direct.chunk(method=method, unit=unit, max_size=max_size)
+        assert ours.chunks == theirs.chunks
+        assert ours.breakpoints == theirs.breakpoints
+
+
+def test_the_semantic_analysis_takes_the_shared_sentences() -> None:
+    text = TEXTS["all samples"]
+    shared = document_sentences(text)
+    segmented = AssertionError("segmented again")
+    with (
+        mock.patch.object(spans, "sentence_spans", side_effect=segmented),
+        mock.patch.object(semantic_analysis, "sentence_spans", side_effect=segmented),
+    ):
+        analysis = analyze(text, embedder="hash")
+    assert analysis.sentences is shared
+
+
+def _direct_html(document: Document, config: Config, compare: list[Config]) -> str:
+    """The HTML report as it was made: the document segmented for each call alone."""
+    direct = mock.Mock(side_effect=sentence_spans)
+    with (
+        mock.patch.object(report_module, "document_sentences", direct),
+        mock.patch.object(html_report, "document_sentences", direct),
+    ):
+        html = html_report.document_report(document, config, compare=compare)
+    # the report of A and the comparison's, each of the whole text
+    assert [c.args for c in direct.call_args_list] == [(document.text,)] * 2
+    return html
+
+
+#: A document, a configuration and the others drawn next to it: cuts inside sentences.
+HTML_REPORTED = [
+    ("technical_guide.md", Config.create("fixed", size=500, overlap=50), ["sentence", "token"]),
+    ("all samples", Config.create("recursive", size=300), ["fixed"]),
+    ("multi-script", Config.create("sentence", size=200), ["fixed", "recursive"]),
+]
+
+
+@pytest.mark.parametrize(("name", "config", "others"), HTML_REPORTED)
+def test_the_html_report_on_shared_sentences_is_unchanged(
+    name: str, config: Config, others: list[str]
+) -> None:
+    document = _document(name)
+    compare = [Config.create(other, size=250) for other in others]
+    html = html_report.document_report(document, config, compare=compare)
+    assert html == _direct_html(document, config, compare)
+    # the sentences matter to it: without them no cut is inside a sentence
+    reports = [make_report(document, c, chunking.run(document.text, c)) for c in compare]
+    assert any(w.kind == "mid_sentence" for r in reports for w in r.warnings)
+    with mock.patch.object(html_report, "document_sentences", return_value=()):
+        assert html_report.document_report(document, config, compare=compare) != html

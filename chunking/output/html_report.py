@@ -32,7 +32,7 @@ from ..analysis.report import Report, make_report
 from ..config import Config
 from ..core import run
 from ..documents.io import Document
-from ..engine.spans import sentence_spans
+from ..engine.spans import document_sentences
 from ..evaluation.passk import k_display, table_ks
 from ..model import Chunk
 from ..viz.figures import boundary_strip, histogram_panels, size_histogram
@@ -185,7 +185,7 @@ def document_report(
     """
     chunks = list(chunks) if chunks is not None else run(document.text, config)
     if report is None:
-        report = make_report(document, config, chunks, sentences=sentence_spans(document.text))
+        report = make_report(document, config, chunks)  # the document's shared sentences
     unit = config.unit
     summary = report.summary[unit]
     sections = [
@@ -231,7 +231,7 @@ def _comparison_html(
     the report of ``configs[0]``, already made."""
     import pandas as pd
 
-    sentences = sentence_spans(document.text)
+    sentences = document_sentences(document.text)
     names, reports = [], [first]
     for number, config in enumerate(configs):
         letter = chr(ord("A") + number) if number < 26 else str(number + 1)

@@ -11,12 +11,12 @@ search``). Problems are :class:`SinkError`, a ``ValueError`` with one line to sh
 
 from __future__ import annotations
 
+from ..model import Progress
 from .base import (
     INSTALL_HINT,
     KINDS,
     Batch,
     Hit,
-    Progress,
     SinkError,
     Target,
     Written,

@@ -23,7 +23,7 @@ import os
 import re
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -41,8 +41,6 @@ BATCH = 256
 #: Who wrote a collection, in its metadata.
 WRITER = "chunk-explorer"
 
-#: ``progress(done, total, what)``: records written so far, of all, and where to.
-Progress = Callable[[int, int, str], None]
 
 _NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{1,510}[A-Za-z0-9])")
 #: Namespace of the UUIDs that stand for record ids where a database wants UUIDs.

@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..model import Progress
 from .base import (
     Batch,
     Hit,
     Lock,
-    Progress,
     Sink,
     SinkError,
     Target,

@@ -145,19 +145,49 @@ class Encoder:
 
     @cached_property
     def token_lengths(self) -> np.ndarray:
-        """The length in UTF-8 bytes of every id (0 for an id that is no token)."""
-        if self._fast is not None:
-            vocab = self._fast.vocab  # id -> bytes, every id of the ranks
-            lengths = np.zeros(max(vocab) + 1, np.int64)
-            lengths[np.fromiter(vocab, np.int64, len(vocab))] = [len(t) for t in vocab.values()]
-            return lengths
+        """The length in UTF-8 bytes of every id (0 for an id that is no token): read
+        from the lengths of the file's base64 tokens (4 ms), without decoding them or
+        building the vocabulary (20 ms)."""
         if self.path is None:
             return _decoded_lengths(self.tiktoken)
-        fields = self.path.read_bytes().split()  # lines of a base64 token and its rank
+        data = self.path.read_bytes()
+        lengths = file_token_lengths(data)
+        if lengths is not None:
+            return lengths
+        fields = data.split()  # lines of a base64 token and its rank, laid out otherwise
         ranks = np.array(fields[1::2]).astype(np.int64)
         lengths = np.zeros(int(ranks.max()) + 1, np.int64)
         lengths[ranks] = [len(binascii.a2b_base64(token)) for token in fields[0::2]]
         return lengths
+
+
+def file_token_lengths(data: bytes) -> np.ndarray | None:
+    """The byte length of each rank's token in a ``.tiktoken`` file (lines of a base64
+    token, one space and a decimal rank, ``\\n`` after each), found with numpy from
+    where the spaces and line ends are: ``3 * (letters // 4)`` less the ``=`` of padding.
+    None for a file laid out any other way (the caller then decodes every token)."""
+    raw = np.frombuffer(data, np.uint8)
+    bounds = np.flatnonzero((raw == 32) | (raw == 10))  # space, end, space, end...
+    if not data.endswith(b"\n") or len(bounds) % 2 or not len(bounds):
+        return None
+    spaces, ends = bounds[0::2], bounds[1::2]
+    if (raw[spaces] != 32).any() or (raw[ends] != 10).any():
+        return None
+    letters = spaces - np.concatenate(([0], ends[:-1] + 1))
+    width = ends - spaces - 1
+    if letters.min() < 4 or (letters & 3).any() or width.min() < 1 or width.max() > 9:
+        return None
+    ranks = np.zeros(len(ends), np.int64)
+    for k in range(int(width.max()), 0, -1):  # the k-th digit before the line's end
+        digit = raw[ends - k].astype(np.int64) - 48
+        has = width >= k
+        if ((digit < 0) | (digit > 9))[has].any():
+            return None
+        ranks = np.where(has, ranks * 10 + digit, ranks)
+    padding = (raw[spaces - 1] == 61).astype(np.int64) + (raw[spaces - 2] == 61)
+    lengths = np.zeros(int(ranks.max()) + 1, np.int64)
+    lengths[ranks] = (letters >> 2) * 3 - padding
+    return lengths
 
 
 def _decoded_lengths(encoding: Any) -> np.ndarray:

@@ -40,7 +40,7 @@ import numpy as np
 from ...embedding.models import DEFAULT_BATCH_SIZE, Embedder, Progress, embed_chunks, get_embedder
 from ...engine.packing import RunSizes
 from ...engine.recursive import RecursiveSplitter, recursive_pieces
-from ...engine.spans import sentence_spans
+from ...engine.spans import document_sentences, sentence_spans
 from ...model import Chunk, Piece, build_chunks
 from ...units import Sizer, get_sizer
 from .methods import (
@@ -424,7 +424,7 @@ def analyze(
         raise ValueError(f"buffer_size must be 0 or more; got {buffer_size}")
     if not isinstance(embedder, Embedder):
         embedder = get_embedder(embedder)
-    spans = sentence_spans(text) or [(0, len(text))]
+    spans = document_sentences(text) or ((0, len(text)),)  # shared: segmented once
     vectors = embedder.embed(
         window_texts(text, spans, buffer_size),
         batch_size=batch_size,
@@ -433,7 +433,7 @@ def analyze(
     )
     return SemanticAnalysis(
         text=text,
-        sentences=tuple(spans),
+        sentences=spans,
         embeddings=vectors,
         distances=consecutive_distances(vectors),
         buffer_size=buffer_size,
