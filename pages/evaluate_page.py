@@ -58,6 +58,7 @@ from chunking.evaluation.lens import (
 )
 from chunking.evaluation.passk import FOUND_AT, check_ks, with_k_columns
 from chunking.evaluation.sweep import (
+    COLUMN_LABELS,
     SHARE_COLUMNS,
     Digest,
     Grid,
@@ -555,12 +556,28 @@ def share_labels(table: pd.DataFrame) -> list[str]:
     return [c for c in labelled_table(table[list(SHARE_COLUMNS)]).columns]
 
 
+#: The results table's leading columns: what names a configuration, then its recall;
+#: the lens's miss reasons follow them, so that they are in view without scrolling.
+LEADING_COLUMNS = tuple(
+    COLUMN_LABELS[c] for c in ("strategy", "size", "overlap", "unit", "threshold", "recall_mean")
+)
+
+
+def lens_first(shown: pd.DataFrame, lens_columns: Sequence[str]) -> pd.DataFrame:
+    """``shown`` (the labelled results table) with the configuration's name and recall
+    first, then ``lens_columns``, then the rest in their order."""
+    leading = [c for c in LEADING_COLUMNS if c in shown]
+    first = [*leading, *(c for c in lens_columns if c not in leading)]
+    return shown[[*first, *(c for c in shown.columns if c not in first)]]
+
+
 def results_view(result: Digest, counts: tuple[int, int], seen: Sequence[Lens] = ()) -> None:
     table = with_lens_columns(result.table, seen) if seen else result.table
     shown = labelled_table(table.drop(columns=list(SUMMARY_COLUMNS), errors="ignore"))
-    for column, values in display_columns(table).items():
+    lens_columns = display_columns(table)
+    for column, values in lens_columns.items():
         shown[column] = values
-    show_table(shown, f"{P}results", share_labels(table))
+    show_table(lens_first(shown, list(lens_columns)), f"{P}results", share_labels(table))
     if display_columns(table):
         st.caption(
             "Missed gold spans by reason: **cut by a boundary** (no chunk holds the answer "

@@ -1,11 +1,13 @@
 """The retrieval lens in headless Chromium: typed questions evaluated on the sample
-document (Evaluate), the questions on the map of its chunks (Map), and the chunks
-coloured by retrieval traffic with the chosen question's gold text underlined (Explore).
-Screenshots of the three go to ``harness.screenshot_dir()``; docs/refresh_screenshots.py
-copies them into docs/screenshots/."""
+document (Evaluate), the questions on the map of its chunks (Map), the chunks coloured
+by retrieval traffic with the chosen question's gold text underlined (Explore), and the
+miss reasons of every configuration side by side (Compare). Screenshots of the four go
+to ``harness.screenshot_dir()``; docs/refresh_screenshots.py points it at
+docs/screenshots/."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -29,6 +31,12 @@ TYPED = (
 )
 #: The sidebar's configuration, evaluated as it is on the Evaluate page.
 CONFIG = "strategy=recursive&size=200&unit=tokens"
+#: The evaluated sizes (tokens) and k: no 20-token chunk holds the routers' answer (23
+#: tokens), so unless its pieces all rank in the top k it is cut by a boundary; top 2 of
+#: the larger chunks leaves room for misses of the other reasons.
+SIZES = (20, 200, 400)
+TOP_K = 2
+REASONS = ("cut by a boundary", "truncated", "out-ranked")
 
 
 def _nav(page: Page, name: str) -> None:
@@ -45,7 +53,24 @@ def _has_trace(page: Page, name: str) -> None:
     )
 
 
-def test_the_lens_from_evaluate_to_the_map_and_the_text(page: Page, app_url: str) -> None:
+def _type_into(page: Page, selector: str, value: str) -> None:
+    box = page.locator(selector)
+    box.fill(value)
+    box.press("Enter")
+    _finished(page)
+    expect(box).to_have_value(value)
+
+
+def _counts(line: str) -> dict[str, int]:
+    """``"cut by a boundary — recursive · 20 tokens: 1 answer; token · 20 tokens: 2"``
+    as ``{"recursive · 20 tokens": 1, "token · 20 tokens": 2}``."""
+    _, sums = line.split(" — ", 1)
+    found = [re.fullmatch(r"(.+): (\d+)(?: answers?)?", part.strip()) for part in sums.split(";")]
+    assert all(found), line
+    return {m.group(1): int(m.group(2)) for m in found if m}
+
+
+def test_the_lens_from_evaluate_to_the_map_the_text_and_compare(page: Page, app_url: str) -> None:
     assert WRITES in GUIDE
     shots = screenshot_dir()
     page.goto(f"{app_url}/explore?{CONFIG}")
@@ -64,6 +89,8 @@ def test_the_lens_from_evaluate_to_the_map_and_the_text(page: Page, app_url: str
     expect(main.get_by_text("line 3: not found", exact=False)).to_be_visible()
     page.locator(".st-key-eval-langchain label").click()  # the sidebar's separators
     _finished(page)
+    _type_into(page, ".st-key-eval-sizes input", ", ".join(map(str, SIZES)))
+    _type_into(page, ".st-key-eval-top_k input", str(TOP_K))
     main.get_by_role("button", name="Run evaluation").click()
     expect(main.get_by_text("Missed gold spans by reason")).to_be_visible(timeout=600_000)
     _finished(page)
@@ -90,3 +117,21 @@ def test_the_lens_from_evaluate_to_the_map_and_the_text(page: Page, app_url: str
     assert "".join(gold.all_inner_texts()) == WRITES
     gold.first.scroll_into_view_if_needed()
     page.screenshot(path=str(shots / "lens-explore.png"))
+
+    _nav(page, "Compare")
+    main = page.get_by_test_id("stMain")
+    expect(main.get_by_role("heading", name="Why retrieval misses")).to_be_visible()
+    expect(main.get_by_text(f"top {TOP_K}, {2 * len(SIZES)} configuration(s)")).to_be_visible()
+    lines = {}
+    for reason in REASONS:
+        item = main.locator("li").filter(has_text=f"{reason} — ")
+        expect(item).to_have_count(1)
+        expect(item).to_be_visible()
+        lines[reason] = _counts(item.inner_text())
+    labels = {f"{s} · {n} tokens" for s in ("recursive", "token") for n in SIZES}
+    assert all(set(counts) == labels for counts in lines.values()), lines
+    # every missed answer has one reason: at most the two evaluated questions per config
+    assert all(sum(lines[r][label] for r in REASONS) <= 2 for label in labels), lines
+    assert sum(lines["cut by a boundary"][f"{s} · 20 tokens"] for s in ("recursive", "token")) >= 1
+    main.get_by_role("heading", name="Why retrieval misses").scroll_into_view_if_needed()
+    page.screenshot(path=str(shots / "lens-compare.png"))
