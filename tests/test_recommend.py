@@ -618,3 +618,21 @@ def test_a_suggestion_is_one_line_with_the_reason_apart() -> None:
     assert "\n" not in rec.summary and len(rec.summary) < 60
     assert str(rec.config.limit) in rec.summary and rec.config.spec.label in rec.summary
     assert rec.summary not in rec.reason and len(rec.reason) > 3 * len(rec.summary)
+
+
+def test_a_stray_numbered_line_in_a_book_does_not_make_its_appendix_run_through_it() -> None:
+    """A book whose prose has one line starting with a number ("255. If you try…", as
+    in the Rust book) and whose licence appendix holds the other numbered sections: the
+    stray line a quarter in does not stretch the sections over the book."""
+    novel = _novel()
+    quarter = novel.index("\n\n", len(novel) // 4)
+    stray = "\n\n255. If you try to change the value outside that range, it will not compile."
+    appendix = APPENDIX + "".join(
+        f"\n\n  {n}. Further terms.\n\n  The Licensor grants this herein." for n in range(6, 20)
+    )
+    book = novel[:quarter] + stray + novel[quarter:] + "\n\n" + appendix
+    rec = recommend(book, "the_long_lane.txt")
+    assert rec.kind == "text"
+    default = chunking.get_strategy(rec.strategy).defaults()
+    assert rec.config.params["separators"] == default["separators"]
+    assert "nearly all come after 9" in rec.reason

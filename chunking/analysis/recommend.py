@@ -142,8 +142,10 @@ LEGAL_SECTIONS_PER_1000_WORDS = 2.0
 #: heading to one typical section past the last, they span at least this share of it (a
 #: licence appended to a book spans its last few per cent)...
 SECTIONS_SPAN_SHARE = 0.5
-#: ...and are not too sparse: at least one heading per this many words.
+#: ...and are not too sparse: at least one heading per this many words. The span leaves
+#: out this share of the headings at either end (a numbered line in the prose of a book).
 WORDS_PER_SECTION = 5000
+SECTIONS_OUTLIER_SHARE = 0.1
 
 #: Cut legal text before ARTICLE/Section headings, then numbered clauses, then paragraphs.
 LEGAL_SEPARATORS = (
@@ -394,8 +396,10 @@ class _Sections:
 
     headings: int
     numbered: int
-    #: Where the first heading starts, and how much of the text the headings run
-    #: through (first heading to one median section past the last), as shares of it.
+    #: Where the headings start, and how much of the text they run through (one median
+    #: section past the last), as shares of it; both leave out the first and last tenth
+    #: of the headings, so that a stray "255." in a book does not make its licence
+    #: appendix run through it.
     start: float
     span: float
     words: int
@@ -422,7 +426,8 @@ class _Sections:
         if self.count < 3:
             return f"only {found}"
         if self.span < SECTIONS_SPAN_SHARE:
-            where = f"all come after {self.start:.0%} of the text, an appendix rather than"
+            most = "nearly all" if int(SECTIONS_OUTLIER_SHARE * (self.count - 1)) else "all"
+            where = f"{most} come after {self.start:.0%} of the text, an appendix rather than"
             if self.start < 1 - SECTIONS_SPAN_SHARE:
                 where = f"run through only {self.span:.0%} of the text, a list rather than"
             return f"the {found} {where} its structure"
@@ -438,11 +443,11 @@ def _sections(sample: str) -> _Sections:
         return _Sections(0, 0, 1.0, 0.0, words)
     gaps = sorted(b - a for a, b in itertools.pairwise(starts))
     typical = gaps[len(gaps) // 2] if gaps else 0
-    end = min(len(sample), starts[-1] + typical)
+    outliers = int(SECTIONS_OUTLIER_SHARE * (len(starts) - 1))
+    first, last = starts[outliers], starts[len(starts) - 1 - outliers]
+    end = min(len(sample), last + typical)
     length = max(len(sample), 1)
-    return _Sections(
-        len(headings), len(numbered), starts[0] / length, (end - starts[0]) / length, words
-    )
+    return _Sections(len(headings), len(numbered), first / length, (end - first) / length, words)
 
 
 def _legal(sample: str, _extension: str) -> _Profile | None:
