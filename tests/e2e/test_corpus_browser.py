@@ -69,6 +69,9 @@ def _choose(page: Page, key: str, option: str) -> None:
     box = page.locator(f".st-key-{key}").get_by_role("combobox")
     for _ in range(3):
         _finished(page)
+        # While a busy machine redraws the table's fragment, the old box can linger
+        # beside the new one for a moment: wait until one is left.
+        expect(box).to_have_count(1)
         box.click()
         try:
             page.get_by_role("option", name=option, exact=True).click(timeout=10_000)
