@@ -185,20 +185,6 @@ def download_section(
     )
 
 
-def embed_first(source: cached.Source, configs: Mapping[str, Config]) -> dict[str, Config]:
-    """The configurations to cut: each that embeds (semantic) has its model loaded and
-    its sentence windows embedded first, with the wait, the model and the progress
-    shown, rather than under the chunking's bare "Chunking…"; one whose model cannot be
-    loaded shows why and is left out. Only A, the sidebar's, gets the "Use the bundled
-    model" button (B to D would share its key; their model is set in their column)."""
-    ready = {}
-    for letter, config in configs.items():
-        model_key = widgets.param_key(config.strategy, "model") if letter == "A" else None
-        if widgets.embed_for_chunking(source.document.text, source.key, config, model_key):
-            ready[letter] = config
-    return ready
-
-
 def main() -> None:
     source = sidebar.require_source()
     first = sidebar.require_config()
@@ -207,7 +193,7 @@ def main() -> None:
         f"{source.document.describe()} — configuration A is the sidebar's; set up the others below."
     )
     configs = sidebar.comparison_configs(first, "cmp.", COUNT_KEY)
-    chunked = widgets.chunk_each(source, embed_first(source, configs))
+    chunked = widgets.chunk_each(source, widgets.ready_to_chunk(source, configs))
     if len(chunked) < 2:
         st.info("Two valid configurations are needed for a comparison; fix the settings above.")
         st.stop()

@@ -243,17 +243,8 @@ def choose_configs(
 def chunk_all(source: cached.Source, configs: Mapping[str, Config]) -> list[Mapped]:
     """Chunk the document with every configuration; failures are shown, not raised. A
     strategy that embeds has its model loaded and its texts embedded first, with the
-    estimate and progress shown (:func:`widgets.embed_for_chunking`)."""
-    text, sidebar_model = source.document.text, None
-    if configs:
-        first = next(iter(configs.values()))
-        sidebar_model = widgets.param_key(first.strategy, "model")
-    ready = {
-        name: config
-        for i, (name, config) in enumerate(configs.items())
-        if widgets.embed_for_chunking(text, source.key, config, sidebar_model if i == 0 else None)
-    }
-    chunked = widgets.chunk_each(source, ready)
+    estimate and progress shown (:func:`widgets.ready_to_chunk`)."""
+    chunked = widgets.chunk_each(source, widgets.ready_to_chunk(source, configs))
     return [Mapped(n, configs[n], c, tuple(range(len(c)))) for n, c in chunked.items()]
 
 

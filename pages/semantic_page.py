@@ -21,10 +21,10 @@ import streamlit as st
 
 from chunking import Config, get_strategy, strategies
 from chunking.embedding.models import Embedder, EmbeddingError, ModelWindow, model_window
-from chunking.engine.spans import document_sentences
 from chunking.splitters.semantic.analysis import (
     SemanticAnalysis,
     SemanticResult,
+    analysis_sentences,
     analyze,
     window_texts,
 )
@@ -113,7 +113,7 @@ def _initial_settings() -> None:
 def _spans(text: str) -> tuple[tuple[int, int], ...]:
     """The sentences of ``text``, the analysis's own: segmented once per process and
     shared with it, the report and the sentence strategy (``document_sentences``)."""
-    return document_sentences(text) or ((0, len(text)),)
+    return analysis_sentences(text)
 
 
 @st.cache_resource(show_spinner=False, max_entries=6)

@@ -505,20 +505,32 @@ def embed_for_chunking(
         return False
     if config.strategy != "semantic":
         return True
-    from chunking.engine.spans import document_sentences
-    from chunking.splitters.semantic.analysis import window_texts
+    from chunking.splitters.semantic.analysis import analysis_sentences, window_texts
 
     buffer_size = int(config.params["buffer_size"])
     marker = semantic_marker(doc_key, embedder.name, buffer_size)
     if not was_embedded(marker):
-        spans = document_sentences(text) or ((0, len(text)),)  # as the analysis cuts them
-        windows = window_texts(text, spans, buffer_size)
+        windows = window_texts(text, analysis_sentences(text), buffer_size)
         label = f"Embedding {len(windows):,} sentence windows with {embedder.label}"
         try:
             embed_once(marker, embedder, lambda: windows, label)
         except EmbeddingError:
             return True  # the chunking says what went wrong, in its own words
     return True
+
+
+def ready_to_chunk(source: cached.Source, configs: Mapping[str, Config]) -> dict[str, Config]:
+    """The configurations to cut, each that embeds made ready first
+    (:func:`embed_for_chunking`: the wait, the model and the progress shown); one whose
+    model cannot be loaded shows why and is left out. Only the first, the sidebar's,
+    gets the "Use the bundled model" button (the others would share its key; their
+    model is set in their own controls)."""
+    ready = {}
+    for i, (name, config) in enumerate(configs.items()):
+        model_key = param_key(config.strategy, "model") if i == 0 else None
+        if embed_for_chunking(source.document.text, source.key, config, model_key):
+            ready[name] = config
+    return ready
 
 
 # ------------------------------------------------------------------- the boundary view

@@ -393,6 +393,13 @@ def structural_pieces(splitter: RecursiveSplitter, lo: int, hi: int) -> list[Pie
 # --- analysing a document ------------------------------------------------------------
 
 
+def analysis_sentences(text: str) -> tuple[tuple[int, int], ...]:
+    """The sentences whose windows the analysis embeds: the document's shared ones
+    (:func:`~chunking.engine.spans.document_sentences`, segmented once per process), or
+    the whole text as one when it has none."""
+    return document_sentences(text) or ((0, len(text)),)
+
+
 def window_texts(text: str, spans: Sequence[tuple[int, int]], buffer_size: int) -> list[str]:
     """Each sentence with ``buffer_size`` neighbours on each side, as cut from the source."""
     n = len(spans)
@@ -424,7 +431,7 @@ def analyze(
         raise ValueError(f"buffer_size must be 0 or more; got {buffer_size}")
     if not isinstance(embedder, Embedder):
         embedder = get_embedder(embedder)
-    spans = document_sentences(text) or ((0, len(text)),)  # shared: segmented once
+    spans = analysis_sentences(text)
     vectors = embedder.embed(
         window_texts(text, spans, buffer_size),
         batch_size=batch_size,
