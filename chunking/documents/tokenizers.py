@@ -56,3 +56,51 @@ def store_tokenizer(data: bytes, name: str, folder: Path | None = None) -> str:
         path.unlink(missing_ok=True)
         raise ValueError(f"{name}: {exc}") from None
     return f"{TOKENIZER_PREFIX}{path}"
+
+
+#: What a page says when a unit names a tokenizer file that this app did not store: one
+#: message whatever the path, so that a shared link cannot probe the server's files.
+NOT_STORED = (
+    "only a tokenizer uploaded to this app can be a unit here: upload the tokenizer.json "
+    "or .tiktoken file under 'Count in your own tokenizer'"
+)
+
+
+def is_stored_unit(unit: str, folder: Path | None = None) -> bool:
+    """Whether ``unit`` is a ``tokenizer:PATH`` unit naming a file that
+    :func:`store_tokenizer` kept in ``folder`` (default :func:`tokenizer_dir`).
+
+    The path is resolved (symlinks followed) before it is compared, and only a regular
+    file directly in the folder, named as :func:`stored_name` names files, counts. Nothing
+    is read: the answer is the same for a missing file and for one that is not a
+    tokenizer, which is what a shared server needs.
+    """
+    if not unit.startswith(TOKENIZER_PREFIX):
+        return False
+    raw = unit[len(TOKENIZER_PREFIX) :].strip()
+    if not raw:
+        return False
+    root = (folder or tokenizer_dir()).resolve()
+    try:
+        path = Path(raw).resolve()
+    except (OSError, RuntimeError):  # a symlink loop
+        return False
+    name = path.name
+    return (
+        path.parent == root
+        and path.suffix in (".json", ".tiktoken")
+        and len(name) > 13
+        and name[12] == "-"
+        and all(ch in "0123456789abcdef" for ch in name[:12])
+        and path.is_file()
+    )
+
+
+def check_app_unit(unit: str, folder: Path | None = None) -> str:
+    """``unit`` itself when the app may use it: any unit that is not a tokenizer file, or
+    a tokenizer this app stored (:func:`is_stored_unit`); ``ValueError`` with
+    :data:`NOT_STORED` otherwise. The command line keeps its free paths and does not call
+    this."""
+    if unit.startswith(TOKENIZER_PREFIX) and not is_stored_unit(unit, folder):
+        raise ValueError(NOT_STORED)
+    return unit
