@@ -1,9 +1,11 @@
 """Chunk Explorer's core: cut documents into chunks with exact character offsets.
 
->>> import chunking
->>> chunks = chunking.chunk("First paragraph.\\n\\nSecond one.", size=20)
->>> [(c.start, c.end) for c in chunks]
-[(0, 16), (18, 29)]
+Every chunk is the slice of the text between its offsets:
+
+    >>> import chunking
+    >>> chunks = chunking.chunk("First paragraph.\\n\\nSecond one.", size=20)
+    >>> [(c.start, c.end) for c in chunks]
+    [(0, 16), (18, 29)]
 """
 
 from .config import Config, get_strategy, register, strategies

@@ -26,8 +26,8 @@ def chunk(text: str, strategy: str = "recursive", **params: Any) -> list[Chunk]:
     For every chunk ``c``: ``text[c.start:c.end] == c.text``, ``c.size`` is measured in
     the configured unit on ``c.text``, starts never decrease and no chunk is empty.
 
-    >>> [c.text for c in chunk("One. Two. Three.", "recursive", size=10)]
-    ['One. Two.', 'Three.']
+        >>> [c.text for c in chunk("One. Two. Three.", "recursive", size=10)]
+        ['One. Two.', 'Three.']
     """
     return run(text, Config.create(strategy, **params))
 
