@@ -32,7 +32,7 @@ if __name__ == "__main__" and not runtime.exists():
 import streamlit as st
 
 from chunking.embedding import projection as maps
-from pages import sidebar, widgets
+from pages import sidebar, text_view
 
 st.set_page_config(
     page_title="Chunk Explorer",
@@ -41,7 +41,7 @@ st.set_page_config(
     initial_sidebar_state="expanded",
 )
 sidebar.apply_url_once()
-widgets.inject_css()
+text_view.inject_css()
 
 # Page files end in "_page" and are served under shorter URL paths on purpose: in every
 # AppTest run, and on the first run of a server started with ``streamlit run`` (see the
@@ -97,6 +97,7 @@ navigation = st.navigation(
             icon=":material/fact_check:",
             url_path="evaluate",
         ),
+        st.Page("pages/tune_page.py", title="Tune", icon=":material/tune:", url_path="tune"),
         st.Page(
             "pages/llm_page.py",
             title="LLM tools",

@@ -325,7 +325,7 @@ def core_times(text: str, changes: str) -> list[dict[str, Any]]:
     from chunking.analysis.report import make_report
     from chunking.documents.io import Document
     from chunking.viz.render import paginate, render_page
-    from pages.widgets import chunk_table
+    from pages.chunk_tables import chunk_table
 
     document = Document(text=text, name="document.txt", kind="text", encoding=None)
     start = chunking.Config.create(START[0], **START[1])

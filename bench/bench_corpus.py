@@ -1,11 +1,12 @@
-"""``chunk-explorer run`` over a large corpus: throughput, peak memory, Ray overhead,
-and with ``--embed`` chunks embedded per second and where the time goes.
+"""``chunk-explorer run`` over a large corpus: throughput, peak memory, Ray and Spark
+overhead, and with ``--embed`` chunks embedded per second and where the time goes.
 
     .venv/bin/python bench/bench_corpus.py              # 100 MB corpus
     .venv/bin/python bench/bench_corpus.py --size 1000  # 1 GB corpus
     .venv/bin/python bench/bench_corpus.py --quick      # 10 MB, a smoke run
     .venv/bin/python bench/bench_corpus.py --quick --embed --no-ray
     .venv/bin/python bench/bench_corpus.py --quick --no-ray --tiktoken  # the backends
+    .venv/bin/python bench/bench_corpus.py --size 20 --no-ray   # local against Spark
 
 The corpus is assembled in a temporary folder from the chroma-eval corpora and the
 sample documents, each copy given its own first line (so every file has its own
@@ -16,8 +17,12 @@ and all its child processes (workers, Ray's raylets and workers) seen while poll
 With ``--embed``, a separate ``--embed-size`` MB corpus is embedded by the local engine
 with the fastest model that loads (:data:`FAST_MODELS`), and the run's manifest says
 how its time splits between chunking, embedding and writing.
-The Ray engine's overhead is its wall time over the local engine's with the same
-number of workers. With ``--tiktoken`` the local engine runs again with tiktoken
+The Ray and Spark engines' overhead is their wall time over the local engine's with the
+same number of workers. The Spark engine's start-up (the session and its JVM, from its
+manifest) is printed apart, with the throughput after it; its peak memory is split into
+the driver (the command and its JVM, which in ``local[N]`` also runs the executor) and
+the Python workers (every other process of the tree); the other engines' likewise.
+With ``--tiktoken`` the local engine runs again with tiktoken
 counting cl100k (``CHUNK_EXPLORER_TOKEN_BACKEND=tiktoken``) instead of the fast
 backend, and the ratio of the two is printed. A benchmark, not a test: nothing is asserted.
 """
@@ -77,22 +82,28 @@ def assemble(folder: Path, megabytes: float) -> int:
     return written
 
 
-def tree_rss(process: psutil.Process) -> int:
-    """Resident bytes of ``process`` and every descendant still alive."""
-    total = 0
+def tree_rss(process: psutil.Process) -> tuple[int, int]:
+    """Resident bytes of the driver (``process`` and any JVM it started) and of every
+    other descendant still alive (the workers)."""
+    driver = workers = 0
     for member in [process, *process.children(recursive=True)]:
         try:
-            total += member.memory_info().rss
+            rss = member.memory_info().rss
+            is_driver = member.pid == process.pid or member.name() == "java"
         except psutil.Error:
             continue
-    return total
+        if is_driver:
+            driver += rss
+        else:
+            workers += rss
+    return driver, workers
 
 
 def measure(
     args: list[str], env: dict[str, str] | None = None
-) -> tuple[float, int, dict[str, object]]:
+) -> tuple[float, int, dict[str, object], tuple[int, int]]:
     """Run the command (with ``env`` added to the environment); (wall seconds, peak RSS
-    of its process tree, its manifest)."""
+    of its process tree, its manifest, peak RSS of its driver and of its workers)."""
     out = Path(args[args.index("--out") + 1])
     started = time.perf_counter()
     child = subprocess.Popen(
@@ -102,16 +113,17 @@ def measure(
         env={**os.environ, **(env or {})},
     )
     process = psutil.Process(child.pid)
-    peak = 0
+    peak = driver = workers = 0
     while child.poll() is None:
-        peak = max(peak, tree_rss(process))
+        now = tree_rss(process)
+        peak, driver, workers = max(peak, sum(now)), max(driver, now[0]), max(workers, now[1])
         time.sleep(POLL_SECONDS)
     seconds = time.perf_counter() - started
     summary = child.stdout.read() if child.stdout else ""
     if child.returncode not in (0, 1):
         sys.exit(f"run failed ({child.returncode}): {' '.join(args)}\n{summary}")
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-    return seconds, peak, manifest
+    return seconds, peak, manifest, (driver, workers)
 
 
 def fastest_model() -> str:
@@ -132,6 +144,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a 10 MB corpus")
     parser.add_argument("--embed", action="store_true", help="also embed, fastest model")
     parser.add_argument("--no-ray", action="store_true", help="skip the Ray engine")
+    parser.add_argument("--no-spark", action="store_true", help="skip the Spark engine")
     parser.add_argument(
         "--tiktoken", action="store_true", help="also count with tiktoken, for the ratio"
     )
@@ -163,27 +176,38 @@ def report(corpus: Path, work: Path, size: int, options: argparse.Namespace) -> 
     walls: dict[str, float] = {}
     runs = [("local", n, "") for n in options.workers]
     runs += [] if options.no_ray else [("ray", 2, "")]
+    runs += [] if options.no_spark else [("spark", 2, "")]
     runs += [("local", 1, "tiktoken")] if options.tiktoken else []
     for engine, workers, backend in runs:
         out = work / f"out-{engine}-{workers}"
         args = ["run", str(corpus), "--out", str(out), *CONFIG]
         args += ["--engine", engine, "--workers", str(workers)]
         env = {"CHUNK_EXPLORER_TOKEN_BACKEND": backend} if backend else None
-        seconds, peak, manifest = measure(args, env)
+        seconds, peak, manifest, (driver, workers_rss) = measure(args, env)
         walls[f"{engine}-{workers}{'-' + backend if backend else ''}"] = seconds
-        counts = manifest["counts"]
-        assert isinstance(counts, dict)
+        counts, timings = manifest["counts"], manifest["timings"]
+        assert isinstance(counts, dict) and isinstance(timings, dict)
         print(
             f"{engine:<5} {workers} worker(s){' (tiktoken)' if backend else ''}: "
             f"{seconds:7.1f} s  {mb / seconds:6.2f} MB/s  "
-            f"peak RSS {peak / 2**20:7.0f} MB  {counts['chunks']:,} chunks"
+            f"peak RSS {peak / 2**20:7.0f} MB (driver {driver / 2**20:,.0f}, workers "
+            f"{workers_rss / 2**20:,.0f})  {counts['chunks']:,} chunks"
         )
+        if "startup_seconds" in timings:
+            startup = float(timings["startup_seconds"])
+            print(
+                f"      start-up {startup:.1f} s (session, JVM); after it "
+                f"{mb / max(seconds - startup, 1e-9):6.2f} MB/s"
+            )
         shutil.rmtree(out)
     if "local-1-tiktoken" in walls and "local-1" in walls:
         ratio = walls["local-1-tiktoken"] / walls["local-1"]
         print(f"fast backend: {ratio:.2f}x the throughput of tiktoken (local, 1 worker)")
     if "ray-2" in walls and "local-2" in walls:
         print(f"ray overhead: {walls['ray-2'] / walls['local-2']:.2f}x the local engine's time")
+    if "spark-2" in walls and "local-2" in walls:
+        ratio = walls["spark-2"] / walls["local-2"]
+        print(f"spark overhead: {ratio:.2f}x the local engine's time")
     if options.embed:
         embedded = work / "embed-corpus"
         assemble(embedded, 1 if options.quick else options.embed_size)
@@ -194,7 +218,7 @@ def embed_report(corpus: Path, work: Path) -> None:
     model = fastest_model()
     out = work / "out-embed"
     args = ["run", str(corpus), "--out", str(out), *CONFIG, "--embed", "--model", model]
-    seconds, peak, manifest = measure(args)
+    seconds, peak, manifest, _ = measure(args)
     counts, timings = manifest["counts"], manifest["timings"]
     assert isinstance(counts, dict) and isinstance(timings, dict)
     chunks = counts["chunks"]

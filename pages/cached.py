@@ -1,18 +1,24 @@
 """Cached calls into the core, shared by the pages: chunks, their report, the boundary
 view's pages and the recommendation of the sidebar's document.
 
-Each function is a thin ``st.cache_*`` wrapper of one core call, keyed by the document's
+Each function is a thin cached wrapper (:func:`bounded`) of one core call, keyed by the document's
 text hash (:attr:`Source.key`) and the configuration's JSON; nothing here draws but the
-caches' own spinners. Documents, chunks and reports are immutable, so one shared copy
-(``st.cache_resource``) is safe and saves copying megabytes of text on every rerun
+caches' own spinners. Every cache is bounded in entries and bytes (:func:`bounded`,
+the table :data:`chunking.runtime.limits.CACHE_BOUNDS`). Documents and chunks are
+immutable, so one shared copy is safe and saves copying megabytes of text on every rerun
 (chunk metadata is a read-only mapping, which ``st.cache_data`` could not pickle
 anyway). A cache that one page alone needs stays in that page.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import inspect
+import pickle
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, ParamSpec, TypeVar
 
 import streamlit as st
 
@@ -20,7 +26,50 @@ from chunking import Chunk, Config, run
 from chunking.analysis.recommend import Recommendation, recommend
 from chunking.analysis.report import Report, make_report, model_max_tokens
 from chunking.documents.io import Document
+from chunking.runtime.lru import shared_cache
 from chunking.viz.render import Page, paginate
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def bounded(
+    name: str, spinner: str | None = None, *, copy: bool = False
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Like ``st.cache_resource`` (or, with ``copy``, ``st.cache_data``), but kept in the
+    core's store ``name``, bounded in entries and bytes as
+    :data:`chunking.runtime.limits.CACHE_BOUNDS` says, least recently used first.
+
+    Arguments whose name starts with ``_`` are not part of the key, as with Streamlit.
+    With ``copy`` the value is kept pickled and every call gets its own copy. A value is
+    computed once however many sessions ask for it at the same moment; an exception is
+    not kept. Nothing may be drawn inside the function but ``spinner``.
+    """
+
+    def wrap(function: Callable[P, R]) -> Callable[P, R]:
+        signature = inspect.signature(function)
+        store = shared_cache(name)
+        where = f"{function.__module__}.{function.__qualname__}"
+
+        @functools.wraps(function)
+        def call(*args: P.args, **kwargs: P.kwargs) -> R:
+            given = signature.bind(*args, **kwargs).arguments
+            key = (where, *((k, v) for k, v in given.items() if not k.startswith("_")))
+
+            def compute() -> Any:
+                if spinner:
+                    with st.spinner(spinner):
+                        value = function(*args, **kwargs)
+                else:
+                    value = function(*args, **kwargs)
+                return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL) if copy else value
+
+            found = store.get_or_compute(key, compute)
+            return pickle.loads(found) if copy else found  # noqa: S301 (our own bytes)
+
+        return call
+
+    return wrap
 
 
 def text_key(text: str) -> str:
@@ -49,7 +98,7 @@ class Source:
 # ------------------------------------------------------------------------- chunks
 
 
-@st.cache_resource(show_spinner="Chunking…", max_entries=64)
+@bounded("chunks", "Chunking…")
 def _chunks(key: str, config_json: str, _text: str) -> tuple[Chunk, ...]:
     return tuple(run(_text, Config.from_json(config_json)))
 
@@ -78,7 +127,7 @@ def safe_chunks(source: Source, config: Config) -> tuple[Chunk, ...] | str:
 # The document's sentences are segmented once per process and shared with the sentence
 # strategy (chunking.engine.spans.document_sentences); word pieces are counted for the
 # chunks alone, not for the whole document (make_report).
-@st.cache_data(show_spinner="Measuring chunks…", max_entries=32)
+@bounded("reports", "Measuring chunks…", copy=True)
 def _analysis(key: str, config_json: str, _source: Source) -> Report:
     config = Config.from_json(config_json)
     return make_report(_source.document, config, chunks(_source, config))
@@ -90,7 +139,7 @@ def analysis(source: Source, config: Config) -> Report:
     return _analysis(source.key, config.to_json(), source)
 
 
-@st.cache_resource(show_spinner=False, max_entries=32)
+@bounded("boundary_pages")
 def _pages(key: str, config_json: str, _chunks: tuple[Chunk, ...]) -> list[Page]:
     return paginate(_chunks)
 
@@ -100,7 +149,7 @@ def boundary_pages(source: Source, config: Config) -> list[Page]:
     return _pages(source.key, config.to_json(), chunks(source, config))
 
 
-@st.cache_resource(show_spinner=False, max_entries=32)
+@bounded("recommendations")
 def _recommendation(key: str, name: str, window: int, _text: str) -> Recommendation:
     return recommend(_text, name, window=window)
 

@@ -14,7 +14,17 @@ from chunking.evaluation.lens import reason_lines, reasons_table
 from chunking.output.html_report import document_report
 from chunking.viz.figures import agreement_heatmap, boundary_strip, histogram_panels
 from chunking.viz.render import render_window
-from pages import cached, sidebar, widgets
+from pages import (
+    boundary_editor,
+    cached,
+    chunk_tables,
+    config_controls,
+    exports,
+    model_choice,
+    param_widgets,
+    sidebar,
+    state,
+)
 
 COUNT_KEY = "cmp.count"
 K_KEY = "cmp.k"
@@ -37,7 +47,7 @@ def sizes_section(
     st.plotly_chart(
         histogram_panels(
             {names[x]: analyses[x].sizes[configs[x].unit] for x in analyses},
-            units={names[x]: widgets.option_label(configs[x].unit) for x in analyses},
+            units={names[x]: param_widgets.option_label(configs[x].unit) for x in analyses},
             limits={names[x]: configs[x].limit for x in analyses},
         ),
         key="cmp_histograms",
@@ -49,7 +59,7 @@ def sizes_section(
         "in cl100k tokens and in the embedding model's word pieces."
     )
     st.dataframe(
-        widgets.comparison_table({x: (configs[x], analyses[x]) for x in analyses}),
+        chunk_tables.comparison_table({x: (configs[x], analyses[x]) for x in analyses}),
         key="cmp_stats",
         hide_index=True,
         width="stretch",
@@ -65,7 +75,7 @@ def agreement_section(analyses: Mapping[str, Report]) -> None:
             min_value=0,
             max_value=500,
             step=5,
-            persist_state=widgets.PERSIST,
+            persist_state=state.PERSIST,
             key=K_KEY,
             help="Two boundaries agree when they are at most k characters apart. The score "
             "is the share of both configurations' boundaries that have a partner in the other.",
@@ -98,14 +108,14 @@ def side_by_side_section(
         controls[0].selectbox(
             "Window (characters)",
             WINDOW_SIZES,
-            persist_state=widgets.PERSIST,
+            persist_state=state.PERSIST,
             key=WINDOW_SIZE_KEY,
             format_func=lambda n: f"{n:,}",
         )
         or WINDOW_SIZES[1]
     )
     last_start = max(0, len(text) - size)
-    widgets.clamp_state(WINDOW_START_KEY, 0, last_start)
+    state.clamp_state(WINDOW_START_KEY, 0, last_start)
     start = 0
     if last_start > 0:
         start = controls[1].slider(
@@ -113,7 +123,7 @@ def side_by_side_section(
             min_value=0,
             max_value=last_start,
             step=max(1, size // 10),
-            persist_state=widgets.PERSIST,
+            persist_state=state.PERSIST,
             key=WINDOW_START_KEY,
             help="All panels show the same stretch of the document.",
         )
@@ -128,9 +138,9 @@ def side_by_side_section(
 
 def misses_section() -> None:
     """Why retrieval missed, per configuration of the last evaluation, side by side."""
-    shared = widgets.shared_lens()
+    shared = state.shared_lens()
     if shared is None:
-        widgets.no_lens_notice("Comparing why retrieval misses")
+        state.no_lens_notice("Comparing why retrieval misses")
         return
     lines = reason_lines(shared.lenses)
     if not lines:
@@ -163,7 +173,7 @@ def download_section(
 ) -> None:
     """The first configuration's report with the others side by side, built on click."""
     first, *others = chunked
-    report = widgets.deferred(
+    report = exports.deferred(
         partial(
             document_report,
             compare=[configs[x] for x in others],
@@ -174,7 +184,7 @@ def download_section(
         chunked[first],
     )
     stem = f"{source.document.name.rsplit('.', 1)[0]}-compare"
-    widgets.download_buttons(
+    exports.download_buttons(
         [("Download the report (HTML)", report, "report.html", "text/html")], stem, key="cmp_dl_"
     )
     st.caption(
@@ -192,8 +202,8 @@ def main() -> None:
     st.caption(
         f"{source.document.describe()} — configuration A is the sidebar's; set up the others below."
     )
-    configs = sidebar.comparison_configs(first, "cmp.", COUNT_KEY)
-    chunked = widgets.chunk_each(source, widgets.ready_to_chunk(source, configs))
+    configs = config_controls.comparison_configs(first, "cmp.", COUNT_KEY)
+    chunked = chunk_tables.chunk_each(source, model_choice.ready_to_chunk(source, configs))
     if len(chunked) < 2:
         st.info("Two valid configurations are needed for a comparison; fix the settings above.")
         st.stop()
@@ -203,6 +213,8 @@ def main() -> None:
     sizes_section(text, configs, analyses, names)
     st.subheader("Boundary agreement")
     agreement_section(analyses)
+    st.subheader("Agreement with the gold")
+    boundary_editor.compare_section(source, configs, chunked, names)
     st.subheader("Side by side")
     side_by_side_section(text, configs, chunked, names)
     st.subheader("Why retrieval misses")
@@ -211,7 +223,7 @@ def main() -> None:
     for column, letter in zip(st.columns(len(chunked)), chunked, strict=True):
         with column:
             st.markdown(f"**{names[letter]}**")
-            widgets.code_export(configs[letter], key=f"cmp.code.{letter}")
+            exports.code_export(configs[letter], key=f"cmp.code.{letter}")
     st.subheader("Download")
     download_section(source, configs, chunked, analyses)
 

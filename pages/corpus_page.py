@@ -37,7 +37,7 @@ from chunking.analysis.report import model_max_tokens, wordpiece_starts
 from chunking.documents.corpus import CorpusError, CorpusLimits, Member, uploaded_members
 from chunking.output.export import chunk_pages
 from chunking.viz.figures import size_histogram
-from pages import cached, sidebar, widgets
+from pages import cached, chunk_tables, config_controls, sidebar, state, vector_db
 
 UPLOAD_KEY = "corpus.upload"
 SAMPLES_KEY = "corpus.samples"
@@ -190,7 +190,7 @@ def corpus_input() -> Corpus | None:
 # -------------------------------------------------------------------- statistics
 
 
-@st.cache_resource(show_spinner=False, max_entries=CorpusLimits.max_files)
+@cached.bounded("piece_starts")
 def _starts(key: str, _text: str) -> np.ndarray | None:
     starts = wordpiece_starts(_text)
     # int32 halves the memory; no document within the limits has 2**31 characters
@@ -286,14 +286,14 @@ def document_table(corpus: Corpus, stats: CorpusStats) -> None:
         "Show",
         list(SHOWN),
         format_func=SHOWN.__getitem__,
-        persist_state=widgets.PERSIST,
+        persist_state=state.PERSIST,
         key=SHOW_KEY,
     )
     sort = right.selectbox(
         "Order",
         list(SORTS),
         format_func=SORTS.__getitem__,
-        persist_state=widgets.PERSIST,
+        persist_state=state.PERSIST,
         key=SORT_KEY,
     )
     order = _order(stats, str(shown), str(sort))
@@ -367,7 +367,7 @@ def prepare_for_explore(corpus: Corpus, stats: CorpusStats, config: Config) -> N
         if not isinstance(chunks, str) and chunks:
             cached.analysis(source, config)
             cached.boundary_pages(source, config)
-            widgets.chunk_table_for(source, config)
+            chunk_tables.chunk_table_for(source, config)
             cached.recommendation(source)
         done.add((source.key, source.document.name, config_json))
     holder.empty()
@@ -411,13 +411,13 @@ def comparison(corpus: Corpus, first: Config) -> None:
     st.subheader("Compare configurations over the corpus")
     if not st.toggle(
         "Compare configurations",
-        persist_state=widgets.PERSIST,
+        persist_state=state.PERSIST,
         key=COMPARE_KEY,
         help="Chunk the whole corpus with up to four configurations: chunk counts, size "
         "distributions and the share of chunks over the embedding model's window.",
     ):
         return
-    configs = sidebar.comparison_configs(first, "corpus.", COUNT_KEY)
+    configs = config_controls.comparison_configs(first, "corpus.", COUNT_KEY)
     compared = {
         f"{letter} · {config.label(title=True)}": stats_for(
             corpus, config, True, f"Configuration {letter}"
@@ -450,7 +450,7 @@ def vector_database_section(corpus: Corpus, config: Config, stats: CorpusStats) 
     could not be read or cut are left out), and searched back."""
     st.subheader("Write to a vector database")
 
-    def documents() -> list[widgets.SinkDocument]:
+    def documents() -> list[vector_db.SinkDocument]:
         written = []
         for doc in corpus.documents:
             if doc.document is None:
@@ -459,10 +459,10 @@ def vector_database_section(corpus: Corpus, config: Config, stats: CorpusStats) 
             if isinstance(chunks, str) or not chunks:
                 continue
             pages = chunk_pages(doc.document, chunks)
-            written.append(widgets.SinkDocument(doc.doc_id, doc.name, chunks, pages))
+            written.append(vector_db.SinkDocument(doc.doc_id, doc.name, chunks, pages))
         return written
 
-    widgets.vector_database_box("corpus", config, documents, stats.chunks)
+    vector_db.vector_database_box("corpus", config, documents, stats.chunks)
 
 
 # -------------------------------------------------------------------------- page
@@ -492,7 +492,7 @@ def main() -> None:
     config = sidebar.require_config()
     window = st.toggle(
         "Check every chunk against the embedding model's window",
-        persist_state=widgets.PERSIST,
+        persist_state=state.PERSIST,
         key=WINDOW_KEY,
         help="Counts each chunk's word pieces as all-MiniLM-L6-v2 reads them (about 0.3 s "
         "per MB the first time; the counts are kept for every configuration). On from the "

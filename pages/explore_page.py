@@ -19,7 +19,19 @@ from chunking.output.export import chunk_records, to_csv, to_jsonl, to_parquet
 from chunking.output.html_report import document_report
 from chunking.viz.figures import size_histogram
 from chunking.viz.render import Page, context_html, page_of_chunk, render_window
-from pages import cached, sidebar, widgets
+from pages import (
+    boundary_editor,
+    cached,
+    chunk_tables,
+    exports,
+    model_choice,
+    param_widgets,
+    pdf_view,
+    sidebar,
+    state,
+    text_view,
+    vector_db,
+)
 
 PAGE_KEY = "explore.page"
 CHUNK_KEY = "explore.chunk"
@@ -69,9 +81,9 @@ def lens_section(
     """The retrieval lens on the text, when the last evaluation cut this document at
     these very boundaries: the chunks' heat (how many questions retrieved each) and the
     selected question's gold spans to underline."""
-    shared = widgets.shared_lens()
+    shared = state.shared_lens()
     if shared is None:
-        widgets.no_lens_notice("Colouring the chunks by retrieval traffic")
+        state.no_lens_notice("Colouring the chunks by retrieval traffic")
         return None, []
     found = shared.matching(source.document.text, [(c.start, c.end) for c in chunks])
     if not found:
@@ -86,14 +98,14 @@ def lens_section(
         "Colour chunks by",
         list(COLOURINGS),
         format_func=COLOURINGS.__getitem__,
-        persist_state=widgets.PERSIST,
+        persist_state=state.PERSIST,
         key=LENS_COLOUR_KEY,
     )
     pick = cols[1].selectbox(
         "Evaluated as",
         range(len(found)),
         format_func=lambda i: shared.labels[found[i][0]],
-        persist_state=widgets.PERSIST,
+        persist_state=state.PERSIST,
         key=LENS_CONFIG_KEY,
     )
     at, cid = found[min(pick or 0, len(found) - 1)]
@@ -104,7 +116,7 @@ def lens_section(
         "Underline the gold text of",
         [None, *asked],
         format_func=lambda q: "no question" if q is None else shared.questions[q].text,
-        persist_state=widgets.PERSIST,
+        persist_state=state.PERSIST,
         key=LENS_QUESTION_KEY,
         on_change=_show_question,
         args=(pages, golden),
@@ -148,7 +160,7 @@ def summary_section(config: Config, analysis: Report) -> None:
     with right:
         st.markdown("**Sizes in every unit**")
         stats = pd.DataFrame([analysis.summary[u].to_dict() for u in analysis.summary])
-        stats["unit"] = [widgets.option_label(u) for u in stats["unit"]]
+        stats["unit"] = [param_widgets.option_label(u) for u in stats["unit"]]
         stats = stats.rename(columns=SUMMARY_COLUMNS).set_index("Unit").round(1)
         st.dataframe(stats, key="explore_stats", width="stretch")
 
@@ -156,8 +168,8 @@ def summary_section(config: Config, analysis: Report) -> None:
 def llm_notes(document: str, chunk: Chunk) -> dict[str, str]:
     """What the model chosen on the LLM tools page already wrote for ``chunk`` (from the
     answer cache: the model is never called here)."""
-    url = str(st.session_state.get(widgets.LLM_URL_KEY) or "").strip()
-    model = str(st.session_state.get(widgets.LLM_MODEL_KEY) or "").strip()
+    url = str(st.session_state.get(state.LLM_URL_KEY) or "").strip()
+    model = str(st.session_state.get(state.LLM_MODEL_KEY) or "").strip()
     try:
         llm = make_llm(url or None, model or None)
     except LLMError:
@@ -174,7 +186,7 @@ def chunk_section(
     table_col, detail_col = st.columns([3, 2])
     with table_col:
         st.dataframe(
-            widgets.chunk_table_for(source, config),
+            chunk_tables.chunk_table_for(source, config),
             key=TABLE_KEY,
             on_select=partial(_on_table_select, pages),
             selection_mode="single-row",
@@ -183,14 +195,14 @@ def chunk_section(
         )
         st.caption("Select a row to show that chunk on its own.")
     with detail_col:
-        widgets.clamp_state(CHUNK_KEY, 0, len(chunks) - 1)
+        state.clamp_state(CHUNK_KEY, 0, len(chunks) - 1)
         index = int(
             st.number_input(
                 "Chunk",
                 min_value=0,
                 max_value=len(chunks) - 1,
                 step=1,
-                persist_state=widgets.PERSIST,
+                persist_state=state.PERSIST,
                 key=CHUNK_KEY,
                 on_change=_on_chunk_input,
                 args=(pages,),
@@ -224,21 +236,21 @@ def download_section(
     and the configuration."""
 
     def export(write: Callable[[list[dict[str, Any]]], str | bytes]) -> Callable[[], str | bytes]:
-        return widgets.deferred(lambda: write(chunk_records(chunks, analysis.pages)))
+        return exports.deferred(lambda: write(chunk_records(chunks, analysis.pages)))
 
     stem = f"{source.document.name.rsplit('.', 1)[0]}-{config.strategy}"
-    downloads: list[widgets.Download] = [
+    downloads: list[exports.Download] = [
         ("JSONL", export(to_jsonl), "jsonl", "application/jsonl"),
         ("CSV", export(to_csv), "csv", "text/csv"),
         ("Parquet", export(to_parquet), "parquet", "application/octet-stream"),
         ("Config (JSON)", config.to_json(), "config.json", "application/json"),
     ]
-    widgets.download_buttons(downloads, stem, key="dl_")
+    exports.download_buttons(downloads, stem, key="dl_")
     # built on click only: the report inlines plotly's script and the whole document
-    report = widgets.deferred(
+    report = exports.deferred(
         partial(document_report, report=analysis), source.document, config, chunks
     )
-    widgets.download_buttons(
+    exports.download_buttons(
         [("Download the report (HTML)", report, "report.html", "text/html")], stem, key="dl_"
     )
     st.caption(
@@ -252,11 +264,11 @@ def vector_database_section(
 ) -> None:
     """These chunks and their vectors into a vector database, and searched back."""
 
-    def documents() -> list[widgets.SinkDocument]:
+    def documents() -> list[vector_db.SinkDocument]:
         identity = doc_id(sidebar.source_bytes(source))
-        return [widgets.SinkDocument(identity, source.document.name, chunks, analysis.pages)]
+        return [vector_db.SinkDocument(identity, source.document.name, chunks, analysis.pages)]
 
-    widgets.vector_database_box("explore", config, documents, len(chunks))
+    vector_db.vector_database_box("explore", config, documents, len(chunks))
 
 
 def main() -> None:
@@ -266,12 +278,12 @@ def main() -> None:
     source = sidebar.require_source()
     config = sidebar.require_config()
     embeds = "model" in config.spec.param_names  # named next to the figures
-    model = f" · model {widgets.model_label(str(config.params['model']))}" if embeds else ""
+    model = f" · model {model_choice.model_label(str(config.params['model']))}" if embeds else ""
     st.caption(f"{source.document.describe()} — {config.label(title=True)}{model}")
     # A strategy that embeds (semantic) loads its model and embeds here, with the wait
     # estimated and progress shown, rather than under the chunking's bare spinner.
-    model_key = widgets.param_key(config.strategy, "model")
-    if not widgets.embed_for_chunking(source.document.text, source.key, config, model_key):
+    model_key = state.param_key(config.strategy, "model")
+    if not model_choice.embed_for_chunking(source.document.text, source.key, config, model_key):
         st.stop()
     chunks = cached.safe_chunks(source, config)
     if isinstance(chunks, str):
@@ -285,22 +297,40 @@ def main() -> None:
     summary_section(config, analysis)
     st.subheader("Document with chunk boundaries")
     heat, gold = lens_section(source, chunks, pages)
-    widgets.paged_text(
-        source.document.text,
-        chunks,
-        PAGE_KEY,
-        unit=config.unit,
-        pages=pages,
-        cache_key=f"{source.key}|{config.to_json()}",
-        heat=heat,
-        gold=gold,
-    )
+    paged = pdf_view.has_pages(source)  # a PDF: its page view beside the text
+    text_col, page_col = st.columns(2) if paged else (st.container(), None)
+    with text_col:
+        shown = text_view.paged_text(
+            source.document.text,
+            chunks,
+            PAGE_KEY,
+            unit=config.unit,
+            pages=pages,
+            cache_key=f"{source.key}|{config.to_json()}",
+            heat=heat,
+            gold=gold,
+        )
+    if page_col is not None:
+        with page_col:
+            selected = st.session_state.get(CHUNK_KEY)
+            pdf_view.page_view(
+                source,
+                sidebar.source_bytes(source),
+                chunks,
+                shown,
+                unit=config.unit,
+                selected=int(selected) if selected is not None else None,
+                heat=heat,
+                gold=gold,
+            )
+    st.subheader("Where would you cut?")
+    boundary_editor.explore_section(source, config, chunks)
     st.subheader("Chunks")
     chunk_section(source, config, chunks, pages)
     st.subheader("Download")
     download_section(source, config, chunks, analysis)
     st.subheader("Export as code")
-    widgets.code_export(config, key="explore.code")
+    exports.code_export(config, key="explore.code")
     st.subheader("Write to a vector database")
     vector_database_section(source, config, chunks, analysis)
 

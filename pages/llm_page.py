@@ -28,11 +28,12 @@ from chunking.llm.cost import Estimate, Run, cached_answers, estimate, run_reque
 from chunking.llm.enrich import annotate_answers, enrichment_requests, yake_keywords
 from chunking.llm.questions import collect_questions, passages, question_requests, to_csv
 from chunking.output import export
+from chunking.output.preview import preview
 from chunking.splitters.propositions import proposition_requests
-from pages import cached, sidebar, widgets
+from pages import cached, exports, sidebar, state
 
-URL_KEY = widgets.LLM_URL_KEY
-MODEL_KEY = widgets.LLM_MODEL_KEY
+URL_KEY = state.LLM_URL_KEY
+MODEL_KEY = state.LLM_MODEL_KEY
 API_KEY = "llm.key"
 FIELDS_KEY = "llm.fields"
 KEYWORDS_KEY = "llm.keywords"
@@ -53,12 +54,12 @@ def settings() -> LLM:
         url = st.text_input(
             "Endpoint URL",
             key=URL_KEY,
-            persist_state=widgets.PERSIST,
+            persist_state=state.PERSIST,
             placeholder="http://localhost:11434/v1",
             help="Any OpenAI-compatible chat endpoint (Ollama, vLLM, llama.cpp server, "
             f"OpenAI). Empty: the offline {LOCAL_MODEL}.",
         )
-        model = st.text_input("Model", key=MODEL_KEY, persist_state=widgets.PERSIST)
+        model = st.text_input("Model", key=MODEL_KEY, persist_state=state.PERSIST)
         key = st.text_input(
             "API key",
             key=API_KEY,
@@ -107,7 +108,7 @@ def stopped_note() -> None:
 # ------------------------------------------------------------------------ enrichment
 
 
-@st.cache_data(show_spinner="Finding keywords…", max_entries=16)
+@cached.bounded("keywords", "Finding keywords…", copy=True)
 def _yake(key: str, _texts: tuple[str, ...]) -> list[list[str]]:
     return yake_keywords(_texts)
 
@@ -129,7 +130,7 @@ def enrichment_table(chunks: Sequence[Chunk]) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "chunk": [c.index for c in chunks],
-            "text": [widgets.preview(c.text, 60) for c in chunks],
+            "text": [preview(c.text, 60) for c in chunks],
             "context": [c.metadata.get("context", "") for c in chunks],
             "summary": [c.metadata.get("summary", "") for c in chunks],
             "keywords": [", ".join(c.metadata.get("keywords", ())) for c in chunks],
@@ -144,14 +145,14 @@ def enrichment(llm: LLM, source: cached.Source, chunks: Sequence[Chunk]) -> None
         default=["context"],
         format_func=LLM_FIELDS.__getitem__,
         key=FIELDS_KEY,
-        persist_state=widgets.PERSIST,
+        persist_state=state.PERSIST,
     )
     keywords = st.radio(
         "Keywords by",
         KEYWORD_SOURCES,
         key=KEYWORDS_KEY,
         horizontal=True,
-        persist_state=widgets.PERSIST,
+        persist_state=state.PERSIST,
     )
     text = source.document.text
     wanted = enrichment_requests(
@@ -171,17 +172,17 @@ def enrichment(llm: LLM, source: cached.Source, chunks: Sequence[Chunk]) -> None
     enriched = enriched_chunks(llm, chunks, wanted, str(keywords))
     st.dataframe(enrichment_table(enriched), hide_index=True, key="llm.enrich.table")
     records = export.chunk_records(enriched)
-    downloads: list[widgets.Download] = [
+    downloads: list[exports.Download] = [
         (
             "Enriched chunks (JSONL)",
-            widgets.deferred(export.to_jsonl, records),
+            exports.deferred(export.to_jsonl, records),
             "jsonl",
             "application/jsonl",
         ),
-        ("Enriched chunks (CSV)", widgets.deferred(export.to_csv, records), "csv", "text/csv"),
+        ("Enriched chunks (CSV)", exports.deferred(export.to_csv, records), "csv", "text/csv"),
     ]
     stem = source.document.name.rsplit(".", 1)[0]
-    widgets.download_buttons(downloads, f"{stem}-enriched", key="llm.dl_")
+    exports.download_buttons(downloads, f"{stem}-enriched", key="llm.dl_")
 
 
 # ---------------------------------------------------------------------- propositions
@@ -209,7 +210,7 @@ def propositions(config: Config, text: str) -> None:
 
 
 def questions(llm: LLM, source: cached.Source) -> None:
-    n = int(st.number_input("Questions", 1, 200, 5, key=N_KEY, persist_state=widgets.PERSIST))
+    n = int(st.number_input("Questions", 1, 200, 5, key=N_KEY, persist_state=state.PERSIST))
     stem = source.document.name.rsplit(".", 1)[0] or "document"
     documents = {stem: source.document.text}
     picked = passages(documents, n)

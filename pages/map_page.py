@@ -5,7 +5,7 @@ The sidebar's configuration (A) can be mapped together with up to three others (
 Compare page's configurations or presets): one UMAP is fitted on the union of all their
 chunk embeddings, so their points share one space. ``random_state`` is fixed, so the
 same chunks always give the same map. Selecting points shows their text and where they
-sit in the document. Other pages hand settings over with ``widgets.hand_over("map", ...)``:
+sit in the document. Other pages hand settings over with ``state.hand_over("map", ...)``:
 ``with`` (preset names), ``colour`` and ``dims``. When there are more chunks than the
 page maps, an even sample of each configuration's is drawn, at least one point each
 (:func:`chunking.embedding.projection.sample_points`).
@@ -26,25 +26,14 @@ from chunking.embedding.projection import (
     DEFAULT_MIN_DIST,
     DEFAULT_NEIGHBORS,
     RANDOM_STATE,
-    MapError,
     Projection,
     array_key,
     is_warm,
     project,
-    projection_from_json,
-    projection_to_json,
     sample_points,
     warm_up,
 )
-from chunking.evaluation.lens import (
-    LensMap,
-    QuestionMarks,
-    chunk_colours,
-    lens_map,
-    question_marks,
-)
 from chunking.viz.figures import PALETTE
-from chunking.viz.lens import lens_figure, selected_question
 from chunking.viz.render import render_window
 from chunking.viz.semantic import (
     COLOUR_MODES,
@@ -53,7 +42,8 @@ from chunking.viz.semantic import (
     embedding_map,
     selected_chunks,
 )
-from pages import cached, sidebar, widgets
+from pages import cached, chunk_tables, config_controls, model_choice, param_widgets, sidebar, state
+from pages.map_questions import questions_main
 
 P = "map."
 DIMS_KEY = P + "dims"
@@ -63,19 +53,10 @@ NEIGHBORS_KEY = P + "n_neighbors"
 MIN_DIST_KEY = P + "min_dist"
 MODEL_KEY = P + "model"
 MODE_KEY = P + "mode"
-LENS_CONFIG_KEY = P + "lens_config"
-LENS_DOC_KEY = P + "lens_doc"
-LENS_COLOUR_KEY = P + "lens_colour"
-LENS_DIMS_KEY = P + "lens_dims"
-LENS_QUESTION_KEY = P + "lens_question"
-LENS_MISS_KEY = P + "lens_miss"
-LENS_CHART_KEY = "map_lens_chart"
-LENS_UPLOAD_KEY = "map_upload.projection"
 CHUNKS_MODE = "chunks"
 QUESTIONS_MODE = "questions"
 MODES = {CHUNKS_MODE: "Chunks of configurations", QUESTIONS_MODE: "Questions with the chunks"}
-LENS_COLOURS = {"retrieved": "Times retrieved", "reason": "Miss reason"}
-#: The name under which other pages hand settings to this one (:func:`widgets.hand_over`).
+#: The name under which other pages hand settings to this one (:func:`state.hand_over`).
 PAGE = "map"
 #: The document key whose chunks the user agreed to sample.
 SAMPLE_KEY = "_map_sample"
@@ -91,7 +72,7 @@ def _default_size(strategy: str) -> int:
 
 #: Configurations that can always be mapped next to the sidebar's (name: strategy, params).
 #: Their sizes are the registry's defaults, which the default model reads whole
-#: (tests/test_defaults.py); the semantic one embeds with :func:`widgets.app_model`.
+#: (tests/test_defaults.py); the semantic one embeds with :func:`model_choice.app_model`.
 PRESETS: Mapping[str, tuple[str, Mapping[str, object]]] = {
     "Fixed · 500 chars · overlap 50": ("fixed", {"size": 500, "overlap": 50}),
     f"Recursive · {_default_size('recursive')} chars": ("recursive", {}),
@@ -126,7 +107,7 @@ def preset_configs() -> dict[str, Config]:
     for name, (strategy, params) in PRESETS.items():
         if strategy in registry:
             spec = registry[strategy]
-            start = {p.name: widgets.param_start(p) for p in spec.params if p.name == "model"}
+            start = {p.name: param_widgets.param_start(p) for p in spec.params if p.name == "model"}
             try:
                 out[f"Preset: {name}"] = Config.create(strategy, **{**start, **params})
             except ValueError:
@@ -138,15 +119,15 @@ def compare_configs() -> dict[str, Config]:
     """The Compare page's configurations B-D, as its widgets last held them."""
     count = int(st.session_state.get("cmp.count", 0) or 0)
     out = {}
-    for letter in sidebar.LETTERS[1:count]:
-        config = sidebar.config_from_state(prefix=f"cmp.{letter}.")
+    for letter in config_controls.LETTERS[1:count]:
+        config = config_controls.config_from_state(prefix=f"cmp.{letter}.")
         if config is not None:
             out[f"Compare {letter}: {config.label(title=True)}"] = config
     return out
 
 
 def _initial_settings(options: Sequence[str]) -> None:
-    request = widgets.take_over(PAGE)
+    request = state.take_over(PAGE)
     if request is not None:
         wanted = [f"Preset: {name}" for name in request.get("with", ())]
         st.session_state[WITH_KEY] = [w for w in wanted if w in options][:3]
@@ -165,7 +146,7 @@ def _initial_settings(options: Sequence[str]) -> None:
 # ----------------------------------------------------------------- cached steps
 
 
-@st.cache_resource(show_spinner=False, max_entries=32)
+@cached.bounded("chunk_embeddings")
 def _chunk_embeddings(
     key: str, config_json: str, model: str, _chunks: tuple[Chunk, ...], _embedder: Embedder
 ) -> ChunkEmbeddings:
@@ -179,7 +160,7 @@ def _projected() -> dict[tuple, int]:
     return {}
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@cached.bounded("projections", copy=True)
 def _projection(
     key: str, dims: int, n_neighbors: int, min_dist: float, _vectors: np.ndarray
 ) -> Projection:
@@ -191,7 +172,7 @@ def _projection(
 def embeddings_for(source: cached.Source, mapped: Mapped, embedder: Embedder) -> ChunkEmbeddings:
     """The chunks' embeddings (cached); the first time, embedded with progress shown."""
     config_json = mapped.config.to_json()
-    widgets.embed_once(
+    model_choice.embed_once(
         ("map", source.key, config_json, embedder.name),
         embedder,
         lambda: [c.embedding_text for c in mapped.chunks],
@@ -235,7 +216,7 @@ def choose_configs(
         if config.to_json() in seen:
             continue
         seen.add(config.to_json())
-        letter = sidebar.LETTERS[len(pairs)]
+        letter = config_controls.LETTERS[len(pairs)]
         pairs.append((f"{letter} · {label.split(': ', 1)[-1]}", config))
     return dict(pairs)
 
@@ -243,8 +224,8 @@ def choose_configs(
 def chunk_all(source: cached.Source, configs: Mapping[str, Config]) -> list[Mapped]:
     """Chunk the document with every configuration; failures are shown, not raised. A
     strategy that embeds has its model loaded and its texts embedded first, with the
-    estimate and progress shown (:func:`widgets.ready_to_chunk`)."""
-    chunked = widgets.chunk_each(source, widgets.ready_to_chunk(source, configs))
+    estimate and progress shown (:func:`model_choice.ready_to_chunk`)."""
+    chunked = chunk_tables.chunk_each(source, model_choice.ready_to_chunk(source, configs))
     return [Mapped(n, configs[n], c, tuple(range(len(c)))) for n, c in chunked.items()]
 
 
@@ -262,7 +243,7 @@ def limit_points(source: cached.Source, mapped: list[Mapped], limit: int) -> lis
         st.button(
             f"Map an even sample of {limit:,} chunks",
             key="map_sample",
-            on_click=widgets.set_state,
+            on_click=state.set_state,
             args=(SAMPLE_KEY, source.key),
             type="primary",
         )
@@ -277,7 +258,7 @@ def limit_points(source: cached.Source, mapped: list[Mapped], limit: int) -> lis
         "configuration keeps at least one point."
     )
     unsample = (SAMPLE_KEY, None)
-    st.button("Map every chunk", key="map_unsample", on_click=widgets.set_state, args=unsample)
+    st.button("Map every chunk", key="map_unsample", on_click=state.set_state, args=unsample)
     return sampled
 
 
@@ -306,26 +287,26 @@ def data_controls(options: Sequence[str]) -> tuple[list[str], str]:
         list(options),
         key=WITH_KEY,
         max_selections=3,
-        persist_state=widgets.PERSIST,
+        persist_state=state.PERSIST,
         help="The Compare page's configurations and a few presets. All are projected "
         "together: one UMAP fitted on every configuration's chunk embeddings.",
     )
     with right:
-        model = widgets.model_select(MODEL_KEY)
+        model = model_choice.model_select(MODEL_KEY)
     return chosen, model
 
 
 def view_controls() -> tuple[int, str, int, float]:
     """Dimensions, colour and UMAP's parameters: what only changes the picture."""
     top = st.columns([1, 3])
-    dims = top[0].radio("Dimensions", ("2D", "3D"), key=DIMS_KEY, persist_state=widgets.PERSIST)
+    dims = top[0].radio("Dimensions", ("2D", "3D"), key=DIMS_KEY, persist_state=state.PERSIST)
     colour = top[1].radio(
         "Colour by",
         COLOUR_MODES,
         key=COLOUR_KEY,
         format_func=COLOUR_LABELS.get,
         horizontal=True,
-        persist_state=widgets.PERSIST,
+        persist_state=state.PERSIST,
     )
     with st.expander("UMAP settings"):
         cols = st.columns(2)
@@ -334,7 +315,7 @@ def view_controls() -> tuple[int, str, int, float]:
             2,
             50,
             key=NEIGHBORS_KEY,
-            persist_state=widgets.PERSIST,
+            persist_state=state.PERSIST,
             help="How many neighbours shape each point's place: small values keep local "
             "detail, large ones the overall layout.",
         )
@@ -344,7 +325,7 @@ def view_controls() -> tuple[int, str, int, float]:
             0.99,
             step=0.01,
             key=MIN_DIST_KEY,
-            persist_state=widgets.PERSIST,
+            persist_state=state.PERSIST,
             help="How tightly UMAP packs similar points together.",
         )
         st.caption(f"UMAP uses cosine distance and a fixed seed ({RANDOM_STATE}).")
@@ -385,7 +366,7 @@ def main() -> None:
         list(MODES),
         format_func=MODES.__getitem__,
         horizontal=True,
-        persist_state=widgets.PERSIST,
+        persist_state=state.PERSIST,
         key=MODE_KEY,
         help="Questions with the chunks: the last evaluation's questions (Evaluate page) "
         "placed on its chunks' map, with what each retrieved and missed.",
@@ -402,7 +383,7 @@ def main() -> None:
     options = {**compare_configs(), **preset_configs()}
     _initial_settings(list(options))
     chosen, model = data_controls(list(options))
-    limit = widgets.env_limit(MAX_POINTS_ENV, DEFAULT_MAX_POINTS, minimum=10)
+    limit = state.env_limit(MAX_POINTS_ENV, DEFAULT_MAX_POINTS, minimum=10)
     started = time.perf_counter()  # the view's time: chunking, model, embedding
     mapped = chunk_all(source, choose_configs(first, chosen, options))
     if not mapped:
@@ -410,7 +391,7 @@ def main() -> None:
         st.stop()
     mapped = limit_points(source, mapped, limit)
     model = first_view(source, mapped, model)
-    embedder = widgets.load_embedder(model, model_key=MODEL_KEY)
+    embedder = model_choice.load_embedder(model, model_key=MODEL_KEY)
     if embedder is None:
         st.stop()
     map_view(embed_all(source, mapped, embedder, started))
@@ -418,18 +399,18 @@ def main() -> None:
 
 def first_view(source: cached.Source, mapped: Sequence[Mapped], chosen: str) -> str:
     """The model to map with: the static preview first for many chunks (see
-    :func:`widgets.first_view_model`), with the button for the full model."""
+    :func:`model_choice.first_view_model`), with the button for the full model."""
     texts = [c.embedding_text for m in mapped for c in m.chunks]  # every chunk is embedded
     configs = [m.config.to_json() for m in mapped]
 
     def marker(name: str) -> tuple:
         return ("map", source.key, configs[0], name)
 
-    model, wait = widgets.first_view_model(
+    model, wait = model_choice.first_view_model(
         chosen, source.key, texts, f"{len(texts):,} chunks", marker
     )
     if wait is not None:
-        widgets.preview_notice(chosen, source.key, wait, "map_full_model")
+        model_choice.preview_notice(chosen, source.key, wait, "map_full_model")
     return model
 
 
@@ -444,7 +425,7 @@ def embed_all(
         try:
             embedded = embeddings_for(source, m, embedder)
         except EmbeddingError as exc:
-            widgets.model_error(
+            model_choice.model_error(
                 f"The model could not embed the chunks of {m.name}: {exc}", MODEL_KEY
             )
             st.stop()
@@ -541,234 +522,6 @@ def show_map(
     chosen = selected_chunks(event.selection.points, by_trace) if event else []
     if chosen:
         show_selection(text, mapped, chosen)
-
-
-# ------------------------------------------------------------ questions on the map
-
-
-@st.cache_resource(show_spinner=False, max_entries=16)
-def _lens_map(
-    key: str,
-    dims: int,
-    projection_key: str,
-    _chunks: tuple[Chunk, ...],
-    _questions: tuple[str, ...],
-    _embedder: Embedder,
-    _projection: Projection | None,
-) -> LensMap:
-    return lens_map(_chunks, _questions, _embedder, dims, _projection)
-
-
-def _keep_option(key: str, options: Sequence[object]) -> None:
-    """Forget a choice that is no longer offered (another evaluation, document): the
-    widget starts again from its default."""
-    if key in st.session_state and st.session_state[key] not in options:
-        del st.session_state[key]
-
-
-def _on_lens_select(asked: Sequence[int]) -> None:
-    """A question clicked on the map becomes the selected question."""
-    event = st.session_state.get(LENS_CHART_KEY)
-    row = selected_question(event.selection.points) if event else None
-    if row is not None and row < len(asked):
-        st.session_state[LENS_QUESTION_KEY] = asked[row]
-
-
-def _on_miss_select() -> None:
-    st.session_state[LENS_QUESTION_KEY] = st.session_state.get(LENS_MISS_KEY)
-
-
-def uploaded_projection() -> tuple[Projection | None, str] | None:
-    """A projection saved earlier and uploaded again, with its key; None after saying
-    why it cannot be read."""
-    upload = st.file_uploader(
-        "Reload a saved projection (JSON)",
-        type=["json"],
-        key=LENS_UPLOAD_KEY,
-        help="A projection downloaded below: the same chunks are drawn at the same places. "
-        "Projections are seeded, so the same chunks give the same map anyway.",
-    )
-    if upload is None:
-        return None, ""
-    raw = upload.getvalue().decode("utf-8", "replace")
-    try:
-        return projection_from_json(raw), cached.text_key(raw)
-    except MapError as exc:
-        st.error(f"The projection cannot be used: {exc}")
-        return None
-
-
-def questions_main() -> None:
-    """The last evaluation's questions on the map of the chunks they searched."""
-    shared = widgets.shared_lens()
-    if shared is None:
-        widgets.no_lens_notice("Drawing the questions on the map")
-        return
-    usable = [i for i, one in enumerate(shared.lenses) if one.retrieval and shared.models[i]]
-    if not usable:
-        st.info(
-            "The last evaluation retrieved nothing (no embedding model): run one with a "
-            "model on the **Evaluate** page."
-        )
-        return
-    cols = st.columns([3, 2, 1, 2])
-    _keep_option(LENS_CONFIG_KEY, usable)
-    picked = cols[0].selectbox(
-        "Configuration",
-        usable,
-        format_func=shared.labels.__getitem__,
-        persist_state=widgets.PERSIST,
-        key=LENS_CONFIG_KEY,
-    )
-    at = next((i for i in usable if i == picked), usable[0])
-    lens = shared.lenses[at]
-    documents = [c for c in lens.spans if any(q.corpus_id == c for q in shared.questions)]
-    _keep_option(LENS_DOC_KEY, documents)
-    cid = str(
-        cols[1].selectbox("Document", documents, persist_state=widgets.PERSIST, key=LENS_DOC_KEY)
-        or documents[0]
-    )
-    dims = cols[2].radio(
-        "Dimensions", ("2D", "3D"), persist_state=widgets.PERSIST, key=LENS_DIMS_KEY
-    )
-    by = str(
-        cols[3].radio(
-            "Colour chunks by",
-            list(LENS_COLOURS),
-            format_func=LENS_COLOURS.__getitem__,
-            persist_state=widgets.PERSIST,
-            key=LENS_COLOUR_KEY,
-        )
-    )
-    embedder = widgets.load_embedder(str(shared.models[at]))
-    if embedder is None:
-        return
-    reloaded = uploaded_projection()
-    if reloaded is None:
-        return
-    projection, projection_key = reloaded
-    asked = [q for q, question in enumerate(shared.questions) if question.corpus_id == cid]
-    chunks = tuple(shared.chunks[at][cid])
-    texts = tuple(shared.questions[q].text for q in asked)
-    key = "|".join((shared.key, shared.labels[at], cid, embedder.name))
-    try:
-        with st.spinner(f"Placing {len(chunks):,} chunks and {len(texts):,} questions…"):
-            placed = _lens_map(
-                key, 3 if dims == "3D" else 2, projection_key, chunks, texts, embedder, projection
-            )
-    except (MapError, EmbeddingError, ValueError) as exc:
-        st.error(f"The questions cannot be mapped: {exc}")
-        return
-    lens_map_view(shared, at, cid, asked, placed, by)
-
-
-def lens_map_view(
-    shared: widgets.SharedLens,
-    at: int,
-    cid: str,
-    asked: Sequence[int],
-    placed: LensMap,
-    by: str,
-) -> None:
-    """The map with the misses beside it, and the selected question's marks below."""
-    lens = shared.lenses[at]
-    chunks = shared.chunks[at][cid]
-    missed = [q for q in asked if lens.question_misses(q)]
-    _keep_option(LENS_QUESTION_KEY, [None, *asked])
-    _keep_option(LENS_MISS_KEY, missed)
-    left, right = st.columns([3, 1])
-    with right:
-        st.markdown(f"**Misses: {len(missed)} of {len(asked)} questions**")
-        if missed:
-            st.radio(
-                "Misses",
-                missed,
-                index=None,
-                format_func=lambda q: f"{lens.question_reason(q)} · {shared.questions[q].text}",
-                persist_state=widgets.PERSIST,
-                key=LENS_MISS_KEY,
-                on_change=_on_miss_select,
-                label_visibility="collapsed",
-            )
-        else:
-            st.success(f"Every question got all of its gold text in the top {lens.top_k}.")
-    with left:
-        question = st.selectbox(
-            "Question",
-            [None, *asked],
-            format_func=lambda q: (
-                "none (click a diamond)" if q is None else shared.questions[q].text
-            ),
-            persist_state=widgets.PERSIST,
-            key=LENS_QUESTION_KEY,
-        )
-        row = asked.index(question) if question is not None else None
-        marks = question_marks(lens, question) if question is not None else None
-        figure = lens_figure(
-            placed.chunk_coords,
-            placed.question_coords,
-            chunk_colours(lens, cid, by),
-            by,
-            [" ".join(c.text.split()[:14]) for c in chunks],
-            [shared.questions[q].text for q in asked],
-            placed.nearest.tolist(),
-            marks,
-            row,
-            title=f"{shared.labels[at]} · {cid}",
-        )
-        st.plotly_chart(
-            figure,
-            key=LENS_CHART_KEY,
-            on_select=lambda: _on_lens_select(asked),
-            selection_mode=("points",),
-            config={"displaylogo": False},
-        )
-    never = lens.never_retrieved_share
-    far = sorted(range(len(asked)), key=lambda j: placed.nearest[j])[:3]
-    st.caption(
-        f"{never:.0%} of the chunks were never retrieved (pale points). Diamonds are questions, "
-        "placed on the chunks' map without refitting it; the paler a diamond, the farther its "
-        "nearest chunk. Farthest: "
-        + "; ".join(f"{shared.questions[asked[j]].text} ({placed.nearest[j]:.2f})" for j in far)
-    )
-    st.download_button(
-        "Download projection (JSON)",
-        projection_to_json(placed.projection),
-        file_name=f"projection-{cid}.json",
-        mime="application/json",
-        on_click="ignore",
-        key=f"{P}lens_download",
-        help="Upload it above to draw these chunks at the same places again.",
-    )
-    if marks is not None:
-        question_details(shared, at, marks)
-
-
-def question_details(shared: widgets.SharedLens, at: int, marks: QuestionMarks) -> None:
-    """The selected question: why it missed, its gold chunks and its top k."""
-    question = shared.questions[marks.question]
-    st.markdown(f"**{question.text}**")
-    if marks.misses:
-        st.markdown("\n".join(f"- {m.describe()}" for m in marks.misses))
-    else:
-        st.caption(f"All of its gold text was retrieved in the top {shared.lenses[at].top_k}.")
-    chunks = shared.chunks[at][marks.corpus_id]
-    gold = set(marks.gold_chunks)
-    rows = [
-        {
-            "rank": rank,
-            "chunk": index,
-            "gold": index in gold and cid == marks.corpus_id,
-            "text": widgets.preview(shared.chunks[at][cid][index].text, 100),
-        }
-        for cid, index, rank in marks.retrieved
-    ]
-    rows += [
-        {"rank": None, "chunk": i, "gold": True, "text": widgets.preview(chunks[i].text, 100)}
-        for i in marks.gold_chunks
-        if i not in {index for cid, index, _ in marks.retrieved if cid == marks.corpus_id}
-    ]
-    st.dataframe(rows, hide_index=True, width="stretch", key=f"{P}lens_marks")
 
 
 if __name__ == "__main__":  # Streamlit runs a page as __main__; importing it draws nothing

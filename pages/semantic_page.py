@@ -5,7 +5,7 @@ the analysis is kept with ``st.cache_resource``; the method, threshold and size 
 re-chunk from it (``SemanticAnalysis.chunk``) without embedding again. The page has its
 own semantic settings (keys ``sem.*``, kept for the whole session), drawn from the
 ``semantic`` strategy's parameters in the registry (defaults, ranges, help); other pages
-hand settings over with ``widgets.hand_over("semantic", ...)``.
+hand settings over with ``state.hand_over("semantic", ...)``.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ import streamlit as st
 
 from chunking import Config, get_strategy, strategies
 from chunking.embedding.models import Embedder, EmbeddingError, ModelWindow, model_window
+from chunking.output.preview import preview
+from chunking.runtime.limits import CACHE_BOUNDS
 from chunking.splitters.semantic.analysis import (
     SemanticAnalysis,
     SemanticResult,
@@ -35,7 +37,15 @@ from chunking.splitters.semantic.methods import (
     default_count,
 )
 from chunking.viz.semantic import distance_curve, distance_histogram
-from pages import cached, sidebar, widgets
+from pages import (
+    cached,
+    config_controls,
+    model_choice,
+    param_widgets,
+    sidebar,
+    state,
+    text_view,
+)
 
 STRATEGY = "semantic"
 P = "sem."
@@ -83,7 +93,7 @@ def threshold_key(method: str) -> str:
 
 def _apply(params: Mapping[str, Any]) -> None:
     """Set this page's widgets from semantic parameters (registry names and values)."""
-    widgets.apply_params(
+    param_widgets.apply_params(
         STRATEGY, {n: v for n, v in params.items() if n != "threshold"}, widget_key
     )
     method, threshold = params.get("method"), params.get("threshold")
@@ -98,13 +108,13 @@ def _apply(params: Mapping[str, Any]) -> None:
 def _initial_settings() -> None:
     """Apply a hand-over from another page, or on a first visit the sidebar's semantic
     settings. Unset widgets start at the registry's defaults when drawn."""
-    request = widgets.take_over(STRATEGY)
+    request = state.take_over(STRATEGY)
     if request is not None:
         _apply(request)
-    elif METHOD_KEY not in st.session_state and st.session_state.get(sidebar.STRATEGY_KEY) == (
-        STRATEGY
-    ):
-        _apply(sidebar.read_params(get_strategy(STRATEGY)))
+    elif METHOD_KEY not in st.session_state and st.session_state.get(
+        config_controls.STRATEGY_KEY
+    ) == (STRATEGY):
+        _apply(config_controls.read_params(get_strategy(STRATEGY)))
 
 
 # --------------------------------------------------------------- cached analysis
@@ -116,14 +126,14 @@ def _spans(text: str) -> tuple[tuple[int, int], ...]:
     return analysis_sentences(text)
 
 
-@st.cache_resource(show_spinner=False, max_entries=6)
+@cached.bounded("semantic_analyses")
 def _analysis(
     key: str, model: str, buffer_size: int, _text: str, _embedder: Embedder
 ) -> SemanticAnalysis:
     return analyze(_text, embedder=_embedder, buffer_size=buffer_size)
 
 
-@st.cache_resource(show_spinner=False, max_entries=6)
+@st.cache_resource(show_spinner=False, max_entries=CACHE_BOUNDS["histograms"].max_entries)
 def _histogram(key: str, _analysis: SemanticAnalysis) -> go.Figure:
     """The distances with each method's default cutoff. It does not change with the
     threshold, so the browser keeps it as it is while the threshold moves."""
@@ -131,7 +141,7 @@ def _histogram(key: str, _analysis: SemanticAnalysis) -> go.Figure:
     return distance_histogram(_analysis.distances, cutoffs=cutoffs)
 
 
-@st.cache_resource(show_spinner=False, max_entries=64)
+@cached.bounded("semantic_results")
 def _rechunk(
     key: str,
     method: str,
@@ -150,8 +160,8 @@ def load_analysis(
     text: str, key: str, embedder: Embedder, buffer_size: int, spans: Sequence[tuple[int, int]]
 ) -> SemanticAnalysis:
     """The cached analysis; the first time, the windows are embedded with progress shown."""
-    widgets.embed_once(
-        widgets.semantic_marker(key, embedder.name, buffer_size),
+    model_choice.embed_once(
+        model_choice.semantic_marker(key, embedder.name, buffer_size),
         embedder,
         lambda: window_texts(text, spans, buffer_size),
         f"Embedding {len(spans):,} sentence windows with {embedder.name} (first time only)",
@@ -174,14 +184,14 @@ def threshold_control(method: str, sentences: int) -> float | None:
         st.session_state.setdefault(key, min(default_count(sentences), top))
         if int(st.session_state[key]) > top:  # the sentence count changes with the document
             st.info(f"This document has {sentences} sentences: at most {top} chunks.")
-        widgets.clamp_state(key, 1, top)
+        state.clamp_state(key, 1, top)
         count = st.slider(
             label,
             1,
             top,
             step=1,
             key=key,
-            persist_state=widgets.PERSIST,
+            persist_state=state.PERSIST,
             help="Cut at the count - 1 largest distances.",
         )
         return float(count)
@@ -192,7 +202,7 @@ def threshold_control(method: str, sentences: int) -> float | None:
     )
     if method not in THRESHOLD_RANGES:
         value = st.number_input(
-            label, step=0.05, key=key, persist_state=widgets.PERSIST, help=help_text
+            label, step=0.05, key=key, persist_state=state.PERSIST, help=help_text
         )
         return float(value)
     lo, hi = THRESHOLD_RANGES[method]
@@ -204,7 +214,7 @@ def threshold_control(method: str, sentences: int) -> float | None:
         )
         st.session_state[key] = DEFAULT_THRESHOLDS[method]
     value = st.slider(
-        label, lo, hi, step=step, key=key, persist_state=widgets.PERSIST, help=help_text
+        label, lo, hi, step=step, key=key, persist_state=state.PERSIST, help=help_text
     )
     return float(value)
 
@@ -213,9 +223,11 @@ def window_controls() -> tuple[int, str]:
     """Buffer size and model: the settings that need new embeddings."""
     left, right = st.columns(2)
     with left:
-        buffer_size = widgets.param_controls(STRATEGY, ("buffer_size",), widget_key, labels=LABELS)
+        buffer_size = param_widgets.param_controls(
+            STRATEGY, ("buffer_size",), widget_key, labels=LABELS
+        )
     with right:
-        model = widgets.model_select(MODEL_KEY, LABELS["model"])
+        model = model_choice.model_select(MODEL_KEY, LABELS["model"])
     return int(buffer_size["buffer_size"]), model
 
 
@@ -228,13 +240,14 @@ def fit_size_defaults(window: ModelWindow) -> None:
 
 def size_controls(model: str, window: ModelWindow) -> tuple[str, int, int]:
     """Unit and size bounds: applied after the method's cut."""
-    values = widgets.param_controls(
+    values = param_widgets.param_controls(
         STRATEGY, ("unit", "max_size", "min_size"), widget_key, labels=LABELS, columns=3
     )
     unit, max_size = str(values["unit"]), int(values["max_size"])
     st.caption(
         f"{model} reads the first {window.limit} of its word pieces of a chunk "
-        f"(unit {widgets.option_label(window.unit)}); the default max size is that window, so "
+        f"(unit {param_widgets.option_label(window.unit)}); the default max size is that "
+        "window, so "
         "the model sees every chunk whole."
     )
     if unit == window.unit and max_size > window.limit:
@@ -297,7 +310,7 @@ def chunk_frame(result: SemanticResult) -> pd.DataFrame:
                 "ends by": str(c.metadata.get("boundary", "")),
                 "distance": None if distance is None else round(float(distance), 3),
                 "merged": int(merged.get("count", 0)) if isinstance(merged, Mapping) else 0,
-                "text": widgets.preview(c.text),
+                "text": preview(c.text),
             }
         )
     return pd.DataFrame(rows)
@@ -331,7 +344,7 @@ def show_metrics(result: SemanticResult, sentences: int) -> None:
 def show_text(text: str, result: SemanticResult) -> None:
     """The chunks drawn on the document, a page at a time (as on the Explore page)."""
     st.subheader("The chunks on the text")
-    widgets.paged_text(text, result.chunks, PAGE_KEY, unit=result.unit)
+    text_view.paged_text(text, result.chunks, PAGE_KEY, unit=result.unit)
 
 
 # ---------------------------------------------------------------------- page
@@ -348,22 +361,22 @@ def main() -> None:
     text, key, spans = sentences_to_analyse(source.document.text, source.key)
     with st.expander("Window and model (changing these embeds the document again)"):
         buffer_size, chosen = window_controls()
-    model, wait = widgets.first_view_model(
+    model, wait = model_choice.first_view_model(
         chosen,
         key,
         window_texts(text, spans, buffer_size),
         f"{len(spans):,} sentence windows",
-        lambda name: widgets.semantic_marker(key, name, buffer_size),
+        lambda name: model_choice.semantic_marker(key, name, buffer_size),
     )
     if wait is not None:
-        widgets.preview_notice(chosen, key, wait, "sem_full_model")
-    embedder = widgets.load_embedder(model, model_key=MODEL_KEY)
+        model_choice.preview_notice(chosen, key, wait, "sem_full_model")
+    embedder = model_choice.load_embedder(model, model_key=MODEL_KEY)
     if embedder is None:
         st.stop()
     try:
         analysis = load_analysis(text, key, embedder, buffer_size, spans)
     except EmbeddingError as exc:
-        widgets.model_error(f"The model could not embed this document: {exc}", MODEL_KEY)
+        model_choice.model_error(f"The model could not embed this document: {exc}", MODEL_KEY)
         st.stop()
     window = model_window(chosen, embedder)
     fit_size_defaults(window)
@@ -375,7 +388,7 @@ def sentences_to_analyse(text: str, key: str) -> tuple[str, str, tuple[tuple[int
     """The text (whole, or its start within the sentence limit), its key and sentences;
     too few sentences, or too many without the user's consent, stop the page."""
     spans = _spans(text)
-    limit = widgets.env_limit(MAX_SENTENCES_ENV, DEFAULT_MAX_SENTENCES, minimum=3)
+    limit = state.env_limit(MAX_SENTENCES_ENV, DEFAULT_MAX_SENTENCES, minimum=3)
     if len(spans) < 3:
         st.info(
             f"This document has {len(spans)} sentence{'s' if len(spans) != 1 else ''}. "
@@ -412,7 +425,9 @@ def explore(loaded: Loaded) -> None:
     """
     top = st.columns([1, 3])
     with top[0]:
-        method = widgets.param_controls(STRATEGY, ("method",), widget_key, labels=LABELS)["method"]
+        method = param_widgets.param_controls(STRATEGY, ("method",), widget_key, labels=LABELS)[
+            "method"
+        ]
     with top[1]:
         threshold = threshold_control(method, len(loaded.analysis.sentences))
     with st.expander("Size bounds"):
@@ -440,7 +455,7 @@ def _limit_sentences(
         st.button(
             f"Analyse the first {limit:,} sentences",
             key="sem_truncate",
-            on_click=widgets.set_state,
+            on_click=state.set_state,
             args=(TRUNCATE_KEY, key),
             type="primary",
         )
@@ -452,7 +467,7 @@ def _limit_sentences(
     st.button(
         "Back to the whole document",
         key="sem_untruncate",
-        on_click=widgets.set_state,
+        on_click=state.set_state,
         args=(TRUNCATE_KEY, None),
     )
     head = text[:end]
@@ -498,7 +513,7 @@ def show_result(loaded: Loaded, result: SemanticResult) -> None:
         if config is not None and st.button(
             "Use these settings in the sidebar",
             key="sem_to_sidebar",
-            on_click=sidebar.apply_config,
+            on_click=config_controls.apply_config,
             args=(config,),
             help="Sets the sidebar to the semantic strategy with these settings, so the "
             "Explore and Compare pages show the same chunks.",

@@ -5,8 +5,8 @@ kept in the address bar, and the way back from the guided tour.
 on every run, whatever the page, so those widgets keep their state across pages. The
 pages read what they hold with :func:`require_source` and :func:`require_config` (or
 :func:`current_source` and :func:`current_config`, which do not stop the page).
-:func:`config_controls` and :func:`comparison_configs` draw the same strategy controls
-on a page, under a key prefix, for configurations compared with the sidebar's.
+The strategy controls themselves (:mod:`pages.config_controls`) are drawn on pages too,
+under a key prefix, for configurations compared with the sidebar's.
 
 Everything about strategies comes from the registry (``chunking.strategies()``): the
 widgets, their ranges, help texts and the URL format.
@@ -23,7 +23,7 @@ from typing import Any
 
 import streamlit as st
 
-from chunking import Config, Param, Strategy, strategies
+from chunking import Config, Param, strategies
 from chunking.documents.io import (
     MAX_BYTES_DEFAULT,
     SUPPORTED_EXTENSIONS,
@@ -32,9 +32,11 @@ from chunking.documents.io import (
     read_bytes,
     read_path,
 )
-from pages import cached
+from pages import cached, pdf_view
 from pages.cached import Source, text_key
-from pages.widgets import PERSIST, param_key, param_widget, tokenizer_upload, widget_value
+from pages.config_controls import STRATEGY_KEY, apply_config, config_controls, config_from_state
+from pages.param_widgets import widget_value
+from pages.state import PERSIST, param_key
 
 #: The folder of app.py: the repository root, or ``chunk_explorer_app/`` when installed
 #: from the wheel (which carries sample_docs/ there too, see pyproject.toml).
@@ -72,7 +74,6 @@ ENCODINGS = (
     "big5",
     "euc-kr",
 )
-STRATEGY_KEY = "strategy"
 
 #: The last file read from the uploader (name, id, bytes). Streamlit forgets an
 #: uploader's file when the uploader is not drawn (Source set to Sample) or when a page
@@ -111,11 +112,16 @@ def max_upload_bytes(environ: Mapping[str, str] | None = None) -> tuple[int, str
 
 
 def load_document(
-    data: bytes, name: str, max_bytes: int = MAX_BYTES_DEFAULT, encoding: str | None = None
+    data: bytes,
+    name: str,
+    max_bytes: int = MAX_BYTES_DEFAULT,
+    encoding: str | None = None,
+    **pdf_options: Any,
 ) -> Document | str:
-    """Read uploaded bytes into a Document, or return the message to show the user."""
+    """Read uploaded bytes into a Document, or return the message to show the user
+    (``pdf_options``: see :func:`chunking.documents.io.read_bytes`)."""
     try:
-        return read_bytes(data, name, max_bytes=max_bytes, encoding=encoding)
+        return read_bytes(data, name, max_bytes=max_bytes, encoding=encoding, **pdf_options)
     except DocumentError as exc:
         return str(exc)
 
@@ -143,7 +149,7 @@ def sample_names() -> list[str]:
     return names
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
+@cached.bounded("samples")
 def _sample(path: str) -> Source:
     return Source.of(read_path(Path(path)), "sample")
 
@@ -159,11 +165,19 @@ def no_samples() -> str:
 # Documents and chunks are immutable, so one shared copy (cache_resource) is safe and
 # saves copying megabytes of text on every rerun. Chunk metadata is a read-only
 # mapping, which st.cache_data could not pickle anyway.
-@st.cache_resource(show_spinner="Reading the document…", max_entries=8)
+@cached.bounded("uploads", "Reading the document…")
 def _upload(
-    file_id: str, name: str, max_bytes: int, encoding: str | None, _data: bytes
+    file_id: str,
+    name: str,
+    max_bytes: int,
+    encoding: str | None,
+    _data: bytes,
+    pdf_order: str = "layout",
+    keep_furniture: bool = False,
 ) -> Source | str:
-    loaded = load_document(_data, name, max_bytes, encoding)
+    loaded = load_document(
+        _data, name, max_bytes, encoding, pdf_order=pdf_order, keep_furniture=keep_furniture
+    )
     if isinstance(loaded, str):
         return loaded
     return Source.of(loaded, "upload")
@@ -282,6 +296,10 @@ def _upload_input() -> tuple[Source | str, bool]:
     if upload.document is not None:
         return Source.of(upload.document, "upload"), False
     chosen = None if encoding == DETECT else encoding
+    if upload.name.lower().endswith(".pdf"):
+        order, keep = pdf_view.reading_controls()
+        loaded = _upload(upload.file_id, upload.name, max_bytes, chosen, upload.data, order, keep)
+        return loaded, isinstance(loaded, str)
     loaded = _upload(upload.file_id, upload.name, max_bytes, chosen, upload.data)
     return loaded, isinstance(loaded, str)
 
@@ -387,113 +405,6 @@ def tour_hint(url_path: str) -> None:
 
 def _dismiss_hint() -> None:
     st.session_state.pop(HINT_KEY, None)
-
-
-# ------------------------------------------------------------------- strategy controls
-
-
-def read_params(spec: Strategy, prefix: str = "") -> dict[str, Any]:
-    """The values of a strategy's widgets, as last drawn."""
-    return {
-        p.name: st.session_state.get(param_key(spec.name, p.name, prefix), p.default)
-        for p in spec.params
-    }
-
-
-def build_config(strategy: str, values: Mapping[str, Any]) -> Config | str:
-    """A validated Config, or the core's message saying what to change."""
-    try:
-        return Config.create(strategy, **values)
-    except ValueError as exc:
-        return f"Invalid configuration: {exc}."
-
-
-def config_controls(prefix: str = "", default: str | None = None) -> Config | str:
-    """A strategy selectbox and the selected strategy's parameter widgets."""
-    registry = strategies()
-    names = list(registry)
-    key = f"{prefix}{STRATEGY_KEY}"
-    st.session_state.setdefault(key, default if default in registry else names[0])
-    name = (
-        st.selectbox(
-            "Strategy",
-            names,
-            persist_state=PERSIST,
-            key=key,
-            format_func=lambda n: registry[n].label,
-            help="How the document is cut. Each strategy's parameters appear below.",
-        )
-        or names[0]
-    )
-    spec = registry[name]
-    st.caption(spec.description)
-    for param in spec.params:
-        param_widget(param, param_key(name, param.name, prefix))
-        if param.name == "unit" and param.pattern and not prefix:
-            tokenizer_upload(param_key(name, param.name, prefix))
-    return build_config(name, read_params(spec, prefix))
-
-
-#: The names of compared configurations; A is always the sidebar's.
-LETTERS = "ABCD"
-
-
-def comparison_configs(first: Config, prefix: str, count_key: str) -> dict[str, Config]:
-    """The configurations to compare, by letter: A is the sidebar's (``first``), B to D
-    are set up in columns (how many: a number input under ``count_key``), each with its
-    own widgets under ``prefix`` + letter; one that is invalid shows its error in its
-    column and is left out."""
-    st.session_state.setdefault(count_key, 2)
-    count = int(
-        st.columns([1, 3])[0].number_input(
-            "Configurations",
-            min_value=2,
-            max_value=len(LETTERS),
-            step=1,
-            persist_state=PERSIST,
-            key=count_key,
-        )
-    )
-    others = [name for name in strategies() if name != first.strategy] or [first.strategy]
-    configs = {"A": first}
-    columns = st.columns(count)
-    with columns[0], st.container(border=True):
-        st.markdown(f"**A · {first.label(title=True)}**")
-        st.caption("From the sidebar.")
-        st.json(first.to_dict()["params"], expanded=False)
-    for slot, column in enumerate(columns[1:], start=1):
-        letter = LETTERS[slot]
-        with column, st.container(border=True):
-            st.markdown(f"**{letter}**")
-            with st.expander("Settings", expanded=False):
-                result = config_controls(
-                    prefix=f"{prefix}{letter}.", default=others[(slot - 1) % len(others)]
-                )
-            if isinstance(result, str):
-                st.error(f"{letter}: {result}")
-                continue
-            st.markdown(result.label(title=True))
-            configs[letter] = result
-    return configs
-
-
-def config_from_state(prefix: str = "") -> Config | None:
-    """The configuration the widgets under ``prefix`` last held (as drawn by
-    :func:`config_controls`), or None when there is none or it is invalid."""
-    name = st.session_state.get(f"{prefix}{STRATEGY_KEY}")
-    registry = strategies()
-    if not isinstance(name, str) or name not in registry:
-        return None
-    built = build_config(name, read_params(registry[name], prefix))
-    return built if isinstance(built, Config) else None
-
-
-def apply_config(config: Config, prefix: str = "") -> None:
-    """Set the strategy and parameter widgets to ``config`` (a button callback)."""
-    st.session_state[f"{prefix}{STRATEGY_KEY}"] = config.strategy
-    for param in config.spec.params:
-        key = param_key(config.strategy, param.name, prefix)
-        st.session_state[key] = widget_value(param, config.params[param.name])
 
 
 def recommendation_box(source: Source, current: Config | str) -> None:

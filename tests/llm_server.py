@@ -3,7 +3,10 @@
 ``POST /v1/chat/completions`` answers with SmolLM2 (``chunking.llm.client.LocalLLM``) in
 the OpenAI response format, so the real ``openai`` client talks to it as to Ollama or
 vLLM. Two model names misbehave on purpose, to test the error paths: ``slow`` answers
-after :data:`SLOW_SECONDS` (a timeout), ``malformed`` answers without choices.
+after :data:`SLOW_SECONDS` (a timeout), ``malformed`` answers without choices; and
+``quoting`` answers every prompt well, without the model: a question and, copied word
+for word, the first sentence of the prompt's passage (so that a test of the path from
+the endpoint to a question file does not depend on what the weak local model quotes).
 
 Start it with :func:`serve` (a context manager yielding the base URL, ``.../v1``).
 """
@@ -22,6 +25,7 @@ from chunking.llm.client import LocalLLM, Request, load_local_model
 
 SLOW = "slow"
 MALFORMED = "malformed"
+QUOTING = "quoting"
 SLOW_SECONDS = 3.0
 
 
@@ -55,6 +59,16 @@ def _completion(model: str, text: str, read: int, written: int) -> dict[str, Any
     }
 
 
+def _quoting(prompt: str) -> str:
+    """A question and the first sentence of the prompt's ``<passage>`` (or its first
+    line), verbatim."""
+    _, tagged, rest = prompt.rpartition("<passage>\n")
+    passage = rest.partition("\n</passage>")[0] if tagged else prompt
+    lines = [line for line in passage.splitlines() if len(line.split()) >= 3]
+    sentence = (lines or [passage])[0].split(". ")[0].strip()
+    return f"Question: What does the passage say about this?\nExcerpt: {sentence}"
+
+
 class _Handler(BaseHTTPRequestHandler):
     local = LocalLLM()
 
@@ -77,6 +91,10 @@ class _Handler(BaseHTTPRequestHandler):
         model = str(body.get("model", ""))
         if model == MALFORMED:
             self._send(200, {"id": "x", "object": "chat.completion", "choices": []})
+            return
+        if model == QUOTING:
+            text = _quoting(_request(body).prompt)
+            self._send(200, _completion(model, text, len(text.split()), len(text.split())))
             return
         if model == SLOW:
             time.sleep(SLOW_SECONDS)

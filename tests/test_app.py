@@ -21,7 +21,12 @@ from chunking.analysis.recommend import recommend
 from chunking.analysis.report import agreement, boundaries, describe
 from chunking.documents.io import Document, read_path
 from chunking.output import export
-from pages import sidebar, widgets  # the app's modules (pytest's pythonpath has the root)
+from pages import (  # the app's modules (pytest's pythonpath has the root)
+    config_controls,
+    param_widgets,
+    sidebar,
+)
+from pages.state import param_key
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -169,7 +174,7 @@ def test_size_and_overlap_widgets_change_the_numbers() -> None:
 
 def test_changing_strategy_and_unit() -> None:
     at = _ok(_app())
-    at.selectbox(key=sidebar.STRATEGY_KEY).set_value("fixed").run()
+    at.selectbox(key=config_controls.STRATEGY_KEY).set_value("fixed").run()
     _ok(at)
     assert _count(at) == len(chunking.chunk(GUIDE, "fixed"))
     at.number_input(key="fixed.size").set_value(200).run()
@@ -183,10 +188,10 @@ def test_changing_strategy_and_unit() -> None:
 @pytest.mark.parametrize("name", list(chunking.strategies()))
 def test_every_strategy_renders_with_its_defaults(name: str) -> None:
     at = _ok(_app())
-    at.selectbox(key=sidebar.STRATEGY_KEY).set_value(name).run()
+    at.selectbox(key=config_controls.STRATEGY_KEY).set_value(name).run()
     spec = chunking.get_strategy(name)
     # the registry's defaults, but an embedding model at the app's full-quality model
-    started = {p.name: v for p in spec.params if (v := widgets.param_start(p)) != p.default}
+    started = {p.name: v for p in spec.params if (v := param_widgets.param_start(p)) != p.default}
     try:
         expected = len(chunking.chunk(GUIDE, name, **started))
     except ValueError as exc:  # a library that cannot run here (chonkie.code offline)
@@ -196,7 +201,7 @@ def test_every_strategy_renders_with_its_defaults(name: str) -> None:
         _ok(at)
         assert _count(at) == expected
     for param in chunking.get_strategy(name).params:  # a widget with help for each
-        widget = _widget(at, widgets.param_key(name, param.name))
+        widget = _widget(at, param_key(name, param.name))
         assert widget.help.startswith(param.help)
 
 
@@ -295,7 +300,7 @@ def test_a_link_reproduces_the_view() -> None:
     at = _ok(_app(strategy="fixed", size="250", overlap="25", sample="support_chat.txt"))
     text = read_path(ROOT / "sample_docs" / "support_chat.txt").text
     assert at.selectbox(key=sidebar.SAMPLE_KEY).value == "support_chat.txt"
-    assert at.selectbox(key=sidebar.STRATEGY_KEY).value == "fixed"
+    assert at.selectbox(key=config_controls.STRATEGY_KEY).value == "fixed"
     assert _count(at) == len(chunking.chunk(text, "fixed", size=250, overlap=25))
 
 
@@ -343,9 +348,11 @@ def test_the_sample_folder_comes_from_the_environment(
 
 
 def _subset_of_semantic_params() -> None:
-    from pages import widgets
+    from pages import param_widgets
 
-    widgets.param_controls("semantic", ("threshold", "buffer_size", "model"), lambda n: f"s.{n}")
+    param_widgets.param_controls(
+        "semantic", ("threshold", "buffer_size", "model"), lambda n: f"s.{n}"
+    )
 
 
 def test_page_controls_come_from_the_registry() -> None:
@@ -358,8 +365,8 @@ def test_page_controls_come_from_the_registry() -> None:
         spec.param("threshold").help,
     )
     assert (buffer.value, buffer.min, buffer.max) == (1, 0, 10)
-    # the model starts where the app's full-quality views do (widgets.param_start)
-    assert at.text_input(key="s.model").value == widgets.param_start(spec.param("model"))
+    # the model starts where the app's full-quality views do (param_widgets.param_start)
+    assert at.text_input(key="s.model").value == param_widgets.param_start(spec.param("model"))
     assert at.text_input(key="s.model").help == spec.param("model").help
     assert len(at.number_input) + len(at.text_input) == 3  # only the parameters asked for
 
@@ -400,7 +407,7 @@ def test_playground_highlights_the_top_chunks_of_the_sidebars_document() -> None
 
 def _widgets_for_every_kind() -> None:
     from chunking import Param
-    from pages import widgets
+    from pages import param_widgets
 
     for param in (
         Param("threshold", float, 0.5, "How similar.", minimum=0.0, maximum=1.0),
@@ -411,7 +418,7 @@ def _widgets_for_every_kind() -> None:
         Param("model", str, "m1", "Which one.", choices=("m1", "m2")),
         Param("label", str, "x", "Free text."),
     ):
-        widgets.param_widget(param, f"t.{param.name}")
+        param_widgets.param_widget(param, f"t.{param.name}")
 
 
 def test_a_widget_for_every_parameter_kind() -> None:
@@ -438,7 +445,7 @@ def test_query_round_trip_for_every_strategy() -> None:
             sidebar.config_to_query(config, samples[0]), samples
         )
         assert problems == []
-        values = {p.name: state[widgets.param_key(name, p.name)] for p in spec.params}
+        values = {p.name: state[param_key(name, p.name)] for p in spec.params}
         assert chunking.Config.create(name, **values) == config
         assert state[sidebar.SAMPLE_KEY] == samples[0]
 
@@ -453,7 +460,7 @@ def test_the_recommendation_can_be_applied() -> None:
     assert any(rec.kind in m.value for m in at.markdown)
     at.button(key="use_recommendation").click().run()
     _ok(at)
-    assert at.selectbox(key=sidebar.STRATEGY_KEY).value == rec.strategy
+    assert at.selectbox(key=config_controls.STRATEGY_KEY).value == rec.strategy
     assert _count(at) == len(chunking.run(text, rec.config))
     assert any("Using the suggested" in s.value for s in at.success)
 
@@ -801,7 +808,7 @@ def test_explore_exports_the_configuration_as_runnable_code() -> None:
 
 def test_a_library_without_an_equivalent_says_why() -> None:
     at = _ok(_app(sample="long_essay.txt"))
-    at.selectbox(key=sidebar.STRATEGY_KEY).set_value("fixed").run()
+    at.selectbox(key=config_controls.STRATEGY_KEY).set_value("fixed").run()
     at.selectbox(key="explore.code.target").set_value("chonkie").run()
     _ok(at)
     assert any("No chonkie equivalent of 'fixed'" in i.value for i in at.info)

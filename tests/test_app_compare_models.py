@@ -7,7 +7,7 @@ from __future__ import annotations
 import chunking
 from chunking.embedding.models import get_embedder
 from chunking.embedding.registry import full_quality_model
-from pages import cached, sidebar, widgets
+from pages import cached, config_controls, model_choice
 from tests.test_app_models import (
     FIRST,
     SECOND,
@@ -31,7 +31,7 @@ def _stats_chunks(at: object) -> dict[str, int]:
 
 def test_compare_embeds_each_semantic_configuration_first_with_the_default_model() -> None:
     at = _upload(_uploading_app(), "compare.txt", TEXT)
-    _ok(at.selectbox(key=sidebar.STRATEGY_KEY).set_value("semantic").run())
+    _ok(at.selectbox(key=config_controls.STRATEGY_KEY).set_value("semantic").run())
     at = _open(at, "compare_page.py")
     _ok(at.selectbox(key="cmp.B.strategy").set_value("semantic").run())
     _ok(at.number_input(key="cmp.B.semantic.buffer_size").set_value(2).run())
@@ -41,8 +41,8 @@ def test_compare_embeds_each_semantic_configuration_first_with_the_default_model
     name = get_embedder(model).name
     key = cached.text_key(TEXT)
     # both embedded before the chunking (with a progress bar naming the model)
-    assert widgets.was_embedded(widgets.semantic_marker(key, name, 1))
-    assert widgets.was_embedded(widgets.semantic_marker(key, name, 2))
+    assert model_choice.was_embedded(model_choice.semantic_marker(key, name, 1))
+    assert model_choice.was_embedded(model_choice.semantic_marker(key, name, 2))
     assert _stats_chunks(at) == {
         "A": len(chunking.chunk(TEXT, "semantic", model=model)),
         "B": len(chunking.chunk(TEXT, "semantic", model=model, buffer_size=2)),

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 import chunking
 from chunking.documents.io import read_path
-from pages import sidebar
+from pages import config_controls, sidebar
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -86,7 +86,7 @@ def test_the_playground_queries_the_sidebars_configuration() -> None:
     at.radio(key=sidebar.SOURCE_KEY).set_value("Paste").run()
     at.text_area(key=sidebar.PASTE_KEY).set_value(hostile).run()
     at = _ok(at.switch_page("pages/explore_page.py").run())
-    at.selectbox(key=sidebar.STRATEGY_KEY).set_value("recursive").run()
+    at.selectbox(key=config_controls.STRATEGY_KEY).set_value("recursive").run()
     at.selectbox(key="recursive.unit").set_value("chars").run()
     at.number_input(key="recursive.size").set_value(120).run()
     _ok(at.switch_page("pages/evaluate_page.py").run())

@@ -16,7 +16,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import chunking
-from pages import sidebar, widgets
+from pages import config_controls, sidebar, state
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -48,7 +48,7 @@ def _evaluate(size: int, top_k: int = 2, typed: str = TYPED) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.radio(key=sidebar.SOURCE_KEY).set_value("Paste").run()
     at.text_area(key=sidebar.PASTE_KEY).set_value(TEXT).run()
-    at.selectbox(key=sidebar.STRATEGY_KEY).set_value("recursive").run()
+    at.selectbox(key=config_controls.STRATEGY_KEY).set_value("recursive").run()
     at.selectbox(key="recursive.unit").set_value("chars").run()
     at.number_input(key="recursive.size").set_value(size).run()
     _ok(at.switch_page("pages/evaluate_page.py").run())
@@ -90,7 +90,7 @@ def test_typed_questions_are_located_near_matched_or_reported_and_the_misses_exp
     birds = misses.set_index("question").loc["When do birds sing?"]
     assert birds["reason"] == "cut by a boundary" and "holds" in birds["why"]
     assert int(results["cut by a boundary"].iloc[0]) >= 1
-    shared = at.session_state[widgets.LENS_KEY]
+    shared = at.session_state[state.LENS_KEY]
     assert [q.text for q in shared.questions] == ["Where do fish swim?", "When do birds sing?"]
     start = TEXT.index(FISH)
     assert (shared.questions[0].references[0].start, shared.questions[0].references[0].end) == (

@@ -26,7 +26,7 @@ from chunking.embedding.models import Wait, estimate_wait, get_embedder
 from chunking.embedding.registry import full_quality_model
 from chunking.engine.spans import sentence_spans
 from chunking.splitters.semantic.analysis import window_texts
-from pages import cached, sidebar, widgets
+from pages import cached, config_controls, model_choice, sidebar
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -209,13 +209,13 @@ def test_the_maps_time_is_the_whole_views() -> None:
 def test_explore_embeds_a_semantic_cut_first_with_the_full_quality_model() -> None:
     at = _uploading_app()
     text = FIRST * 3
-    _ok(at.selectbox(key=sidebar.STRATEGY_KEY).set_value("semantic").run())
+    _ok(at.selectbox(key=config_controls.STRATEGY_KEY).set_value("semantic").run())
     at = _open(at, "explore_page.py")
     model = full_quality_model()
     assert at.session_state["semantic.model"] == model  # the sidebar starts at it
-    assert f"model {widgets.model_label(model)}" in _captions(at)
+    assert f"model {model_choice.model_label(model)}" in _captions(at)
     name = get_embedder(model).name
     # embedded before the chunking (with its progress bar), not under "Chunking…"
-    assert widgets.was_embedded(widgets.semantic_marker(cached.text_key(text), name, 1))
+    assert model_choice.was_embedded(model_choice.semantic_marker(cached.text_key(text), name, 1))
     chunks = chunking.chunk(text, "semantic", model=model)
     assert int(next(m.value for m in at.metric if m.label == "Chunks")) == len(chunks)

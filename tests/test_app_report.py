@@ -20,7 +20,7 @@ from chunking.embedding.models import get_embedder
 from chunking.evaluation import Settings, question_counts
 from chunking.evaluation.datasets import CODE, evaluate_given, find_dataset, load_dataset
 from chunking.evaluation.passk import k_display, with_k_columns
-from pages import evaluate_page, sidebar
+from pages import evaluate_code_set, evaluate_questions, sidebar
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -144,8 +144,11 @@ def test_evaluate_lists_both_sets_and_runs_the_code_set_on_its_own_chunks(
     doc = min((d for d in counts if counts[d] >= 3), key=lambda d: (counts[d], d))
     at = _ok(AppTest.from_file(PAGE, default_timeout=TIMEOUT).run())
     origin = at.radio(key="eval.origin")
-    assert evaluate_page.BUNDLED in origin.options and evaluate_page.CODE_SET in origin.options
-    origin.set_value(evaluate_page.CODE_SET).run()
+    assert (
+        evaluate_questions.BUNDLED in origin.options
+        and evaluate_code_set.CODE_SET in origin.options
+    )
+    origin.set_value(evaluate_code_set.CODE_SET).run()
     _ok(at)
     assert any(dataset.attribution in c.value for c in at.caption)
     files = _frame_with(at, "characters")

@@ -24,7 +24,7 @@ from chunking.embedding.models import get_embedder
 from chunking.embedding.registry import full_quality_model
 from chunking.engine.spans import sentence_spans
 from chunking.splitters.semantic.methods import THRESHOLD_RANGES, check_threshold
-from pages import sidebar  # the app's modules (pytest's pythonpath has the root)
+from pages import config_controls, sidebar  # the app's modules (pytest's pythonpath has the root)
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 300
@@ -284,7 +284,7 @@ def test_the_settings_can_be_handed_to_the_sidebar(analysis: sem.SemanticAnalysi
     expected = analysis.chunk(threshold=60.0, **DEFAULTS)
     assert _number(at, "Chunks") == len(expected.chunks)
     _ok(at.button(key="sem_to_sidebar").click().run())
-    assert at.selectbox(key=sidebar.STRATEGY_KEY).value == "semantic"
+    assert at.selectbox(key=config_controls.STRATEGY_KEY).value == "semantic"
     assert at.session_state["semantic.threshold"] == 60.0
     explore = _open(at, "explore_page.py")
     assert _number(explore, "Chunks") == len(expected.chunks)  # the same cut, on Explore

@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 import chunking
 from chunking.documents.corpus import doc_id
 from chunking.documents.io import read_bytes
+from chunking.output.places import DATA_DIR_ENV
 from chunking.sinks import SinkWriter, Written, collection_name, write_records
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,8 +44,15 @@ def _open(page: str, prefix: str) -> AppTest:
     return _ok(at.run().switch_page(f"pages/{page}").run())
 
 
+@pytest.fixture(autouse=True)
+def _data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app writes only below its data folder: here, the test's own folder."""
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
+
+
 def _write(at: AppTest, prefix: str, folder: Path) -> AppTest:
-    _ok(at.text_input(key=f"{prefix}.sink_path").input(str(folder)).run())
+    """Type ``folder``'s name (it is directly in the data folder) and press Write."""
+    _ok(at.text_input(key=f"{prefix}.sink_path").input(folder.name).run())
     return _ok(at.button(key=f"{prefix}.sink_write").click().run())
 
 

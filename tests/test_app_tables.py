@@ -18,7 +18,8 @@ import chunking
 from chunking import Chunk
 from chunking.analysis.recommend import recommend
 from chunking.documents.io import read_path
-from pages import explore_page, sidebar, tour_page, widgets
+from chunking.output.preview import preview
+from pages import config_controls, explore_page, sidebar, tour_page
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -76,7 +77,7 @@ def _check_groups(at: AppTest, chunks: list[Chunk]) -> str:
     table = _chunk_table(at)
     assert list(table["chunk"]) == [c.index for c in chunks]
     assert list(table["table_rows"]) == [_rows(c) for c in chunks]
-    contexts = [widgets.preview(str(c.metadata.get("context") or "")) for c in chunks]
+    contexts = [preview(str(c.metadata.get("context") or "")) for c in chunks]
     assert list(table["context"]) == contexts
     first = next(c for c in groups if c.metadata["table_group"] == 1)
     _show_chunk(at, first.index)  # the first group has the header in its own text
@@ -101,7 +102,7 @@ def test_an_uploaded_csv_gets_the_table_strategy_and_shows_the_header_it_carries
     label = rec.config.spec.label
     assert any(f"Suggested for this csv: {label}" in m.value for m in at.sidebar.markdown)
     _ok(at.button(key="use_recommendation").click().run())
-    assert at.selectbox(key=sidebar.STRATEGY_KEY).value == "table"
+    assert at.selectbox(key=config_controls.STRATEGY_KEY).value == "table"
     chunks = chunking.run(text, rec.config)
     assert all(c.text == text[c.start : c.end] for c in chunks)
     assert all(c.metadata.get("table_rows") for c in chunks)
@@ -121,7 +122,7 @@ def test_the_tour_table_stop_opens_a_table_cut_into_groups_that_carry_the_header
     _ok(at.button(key=f"tour_{level.number}_{k}").click().run())
     at.switch_page("pages/explore_page.py").run()  # AppTest does not follow st.switch_page
     _ok(at)
-    assert at.selectbox(key=sidebar.STRATEGY_KEY).value == stop.strategy
+    assert at.selectbox(key=config_controls.STRATEGY_KEY).value == stop.strategy
     hint = [i.value for i in at.main.info if "Try it" in i.value]
     assert hint and "every group carries the header" in hint[0]
     text = read_path(ROOT / "sample_docs" / stop.sample).text

@@ -30,6 +30,10 @@ SPEED = Speed(
 )
 
 
+#: ``timing.contention`` itself (the fixture below replaces it in every test).
+REAL_CONTENTION = timing.contention
+
+
 @pytest.fixture(autouse=True)
 def timings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A records file of the test's own, and a machine whose load is fixed."""
@@ -89,13 +93,14 @@ def test_short_runs_are_not_recorded_and_a_damaged_file_is_ignored(timings: Path
 def test_contention_grows_with_the_square_of_the_load_and_never_below_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.undo()  # the real function
+    # the real function, kept before the fixture fixed it (undo() would also lift the
+    # fixture's own records file)
     monkeypatch.setattr(timing.os, "cpu_count", lambda: 2)
     free = 2 * timing.FREE_LOAD
     monkeypatch.setattr(timing.os, "getloadavg", lambda: (2 * free, 0.0, 0.0))
-    assert timing.contention() == pytest.approx(4.0)
+    assert REAL_CONTENTION() == pytest.approx(4.0)
     monkeypatch.setattr(timing.os, "getloadavg", lambda: (free / 2, 0.0, 0.0))
-    assert timing.contention() == 1.0
+    assert REAL_CONTENTION() == 1.0
 
 
 def test_embedding_cost_counts_pieces_up_to_the_window_and_each_text() -> None:

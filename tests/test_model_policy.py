@@ -28,7 +28,7 @@ from chunking.embedding.registry import (
 )
 from chunking.embedding.static import static_dir
 from chunking.units import DEFAULT_MODEL, DEFAULT_MODEL_WINDOW, SPECIAL_TOKENS, get_sizer
-from pages import map_page, widgets
+from pages import map_page, model_choice, param_widgets
 from tests.conftest import sample_paths
 
 
@@ -93,19 +93,19 @@ def test_the_onnx_model_is_named_with_its_quality_next_to_figures() -> None:
     onnx = get_embedder(ONNX_INT8)  # built by the set-up (chunk-explorer models --build)
     assert onnx.label == f"{ONNX_INT8} ({registry.ONNX_NOTE})"
     assert "0.98" in onnx.label and "reference" in onnx.label
-    assert widgets.model_label(ONNX_INT8) == onnx.label
-    assert widgets.model_label(DEFAULT_MODEL) == f"{DEFAULT_MODEL} (torch, the reference)"
+    assert model_choice.model_label(ONNX_INT8) == onnx.label
+    assert model_choice.model_label(DEFAULT_MODEL) == f"{DEFAULT_MODEL} (torch, the reference)"
 
 
 def test_a_strategys_model_starts_at_the_full_quality_model_in_the_app_only() -> None:
     spec = chunking.get_strategy("semantic")
     assert spec.param("model").default == DEFAULT_MODEL  # the CLI and the API keep torch
-    assert widgets.param_start(spec.param("model")) == full_quality_model()
-    assert widgets.param_start(spec.param("max_size")) == spec.param("max_size").default
+    assert param_widgets.param_start(spec.param("model")) == full_quality_model()
+    assert param_widgets.param_start(spec.param("max_size")) == spec.param("max_size").default
     for name in ("langchain.semantic", "llamaindex.semantic"):
         if name in chunking.strategies():
             model = chunking.get_strategy(name).param("model")
-            assert widgets.param_start(model) == full_quality_model()
+            assert param_widgets.param_start(model) == full_quality_model()
 
 
 def test_the_maps_presets_are_sized_to_the_models_window() -> None:

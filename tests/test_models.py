@@ -40,7 +40,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_the_registry_lists_the_three_models_default_first() -> None:
-    assert registry.model_names() == ["minilm", "minilm-onnx-int8", "minilm-static"]
+    assert registry.model_names() == [
+        "minilm",
+        "minilm-onnx-int8",
+        "minilm-static",
+        "use-multilingual",
+        "multilingual-e5-small",
+    ]
     static = registry.named_model("minilm-static")
     assert static is not None and static.note == "fast preview, lower quality"
 

@@ -100,6 +100,31 @@ def test_report_holds_the_explore_views(guide_page):
     assert 'id="ce-strip"' in guide_page and "B · Markdown sections" in guide_page
 
 
+def plot_layout(page: str, div_id: str) -> dict:
+    """The layout that ``Plotly.newPlot`` gets for the figure drawn in ``div_id``."""
+    start = re.search(r'Plotly\.newPlot\(\s*"' + div_id + r'",\s*', page)
+    assert start is not None, div_id
+    decoder = json.JSONDecoder()
+    _, end = decoder.raw_decode(page, start.end())  # the traces
+    layout, _ = decoder.raw_decode(page, re.compile(r",\s*").match(page, end).end())
+    return layout
+
+
+@pytest.mark.parametrize("div_id", ["ce-histogram", "ce-histograms"])
+def test_histograms_leave_room_for_tick_labels_and_axis_titles(guide_page, div_id):
+    """A standalone page lays plots out as they are: with 10 px margins the y tick labels
+    were clipped ("50" read "i0") and the x title sat on the x tick labels."""
+    layout = plot_layout(guide_page, div_id)
+    margin = layout["margin"]
+    assert margin["l"] >= 50 and margin["b"] >= 50 and margin["t"] >= 50
+    axes = {k: v for k, v in layout.items() if re.fullmatch(r"[xy]axis\d*", k)}
+    assert any(k.startswith("x") for k in axes) and any(k.startswith("y") for k in axes)
+    for name, axis in axes.items():
+        assert axis.get("automargin") is True, name
+        if name.startswith("x"):
+            assert axis["title"]["standoff"] >= 8, name
+
+
 def test_hostile_text_and_name_are_shown_as_text():
     page = document_report(
         doc(HOSTILE, name='<img src=x onerror="alert(9)">.md'),

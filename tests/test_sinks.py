@@ -14,7 +14,7 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,6 +60,32 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
     monkeypatch.setattr(socket.socket, "connect", refuse)
     yield attempts
     assert attempts == []
+
+
+def allow_local_connections(monkeypatch: pytest.MonkeyPatch, attempts: list[Any]) -> None:
+    """Let this process connect to itself (Unix sockets, loopback, this host's own
+    addresses) and still fail the test on any other connection, as :func:`no_network`."""
+    import _socket
+    import ipaddress
+
+    own = {"localhost", socket.gethostname()}
+    with suppress(OSError):
+        own |= set(socket.gethostbyname_ex(socket.gethostname())[2])
+
+    def local_only(self: socket.socket, address: Any) -> None:
+        host = address if isinstance(address, (str, bytes)) else address[0]
+        if isinstance(address, (str, bytes)) or host in own or _loopback(host):
+            return _socket.socket.connect(self, address)
+        attempts.append(address)
+        raise OSError("no network in these tests")
+
+    def _loopback(host: str) -> bool:
+        try:
+            return ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            return False
+
+    monkeypatch.setattr(socket.socket, "connect", local_only)
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
@@ -673,11 +699,14 @@ def test_a_bad_collection_name_is_refused() -> None:
 
 @pytest.mark.slow
 def test_the_ray_engine_writes_the_same_records(
-    written_dirs: dict[str, Written], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    written_dirs: dict[str, Written],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    no_network: list[Any],
 ) -> None:
     import ray  # the corpus extra, installed with dev
 
-    monkeypatch.undo()  # Ray's driver talks to its local processes over sockets
+    allow_local_connections(monkeypatch, no_network)  # Ray's driver talks to its processes
     local = written_dirs["lancedb"]
     db = tmp_path / "db"
     args = [*run_args(tmp_path / "out", sink("lancedb", db)), "--engine", "ray", "--workers", "1"]

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from chunking.analysis.recommend import recommend
 from chunking.cli import main
 from chunking.documents.io import read_path
-from pages import sidebar
+from pages import config_controls
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -50,7 +50,7 @@ def test_after_using_it_the_line_stays_and_why_stays_behind_the_expander() -> No
     at = _explore("support_chat.txt")
     at.button(key="use_recommendation").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert at.selectbox(key=sidebar.STRATEGY_KEY).value == rec.strategy
+    assert at.selectbox(key=config_controls.STRATEGY_KEY).value == rec.strategy
     used = [s.value for s in at.sidebar.success if "Using the suggested" in s.value]
     assert used == [f"Using the suggested configuration for this {rec.kind}: **{rec.summary}**."]
     assert all(b.key != "use_recommendation" for b in at.sidebar.button)

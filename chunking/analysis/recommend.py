@@ -229,8 +229,9 @@ def recommend(
     if profile.kind == "code" and _accepts(registry[strategy], "language", language):
         params["language"] = language
     config = Config.create(strategy, **params)
+    config, merged = _merging_small_sections(sample, config)
     reason = f"{profile.evidence}: {profile.purpose}; {_describe_size(config)}"
-    reason += f"{budget.explain(config)}.{note}"
+    reason += f"{budget.explain(config)}.{note}{merged}"
     return Recommendation(strategy=strategy, config=config, reason=reason, kind=profile.kind)
 
 
@@ -285,6 +286,47 @@ class _Budget:
             "size with an embedding model that reads as much, or Parent-child (small "
             "children to search, large parents to hand the model)"
         )
+
+
+#: How much of a document is cut to see whether its sections are tiny (the start of it).
+MERGE_CHECK_CHARS = 200_000
+
+
+def _merging_small_sections(text: str, config: Config) -> tuple[Config, str]:
+    """``config`` with ``merge_small`` on when its strategy has it and, cutting the start
+    of ``text``, it leaves fewer tiny chunks (under :data:`~chunking.analysis.report.
+    TINY_RATIO` of the size, the "tiny" warning) than with it off; and the sentence that
+    says so (``""`` when nothing changed)."""
+    if "merge_small" not in config.spec.param_names or config.params["merge_small"]:
+        return config, ""
+    from ..core import run
+    from .report import tiny_threshold
+
+    threshold, measured_in = tiny_threshold(config.limit, config.unit)
+    if measured_in != config.unit:
+        return config, ""
+    start = text[:MERGE_CHECK_CHARS]
+
+    def tiny(candidate: Config) -> int:
+        return sum(c.size < threshold for c in run(start, candidate))
+
+    before = tiny(config)
+    if not before:
+        return config, ""
+    merging = Config.create(config.strategy, **{**config.params, "merge_small": True})
+    after = tiny(merging)
+    if after >= before:
+        return config, ""
+    sampled = " at its start" if len(text) > MERGE_CHECK_CHARS else ""
+    return merging, (
+        f" Merge small is on: cut without it, the document{sampled} has "
+        f"{_count(before, 'tiny chunk')} (under {threshold} {_unit_words(config.unit)}); "
+        f"merging small sections under the same parent leaves {after}."
+    )
+
+
+def _unit_words(unit: str) -> str:
+    return "model word pieces" if unit == "model" else unit
 
 
 def _has_unit(spec: Strategy, unit: str) -> bool:

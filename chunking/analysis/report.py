@@ -446,7 +446,29 @@ def find_warnings(
         found.append(mid_sentence_cuts(chunks, sentences, strategy=strategy, text=text))
     if truncated is not None:
         found.append(truncated_by_model(truncated, max_tokens, unit=unit))
-    return [w for w in found if w is not None]
+    return _one_warning_per_set_of_chunks([w for w in found if w is not None], max_tokens)
+
+
+def _one_warning_per_set_of_chunks(
+    warnings: list[ChunkWarning], max_tokens: int
+) -> list[ChunkWarning]:
+    """Chunks too long for the model that are all over the limit are said once, in the
+    over-limit warning (a table whose rows are over the size would otherwise be named
+    twice, by two warnings listing the same chunks)."""
+    over = next((w for w in warnings if w.kind == "over_limit"), None)
+    long = next((w for w in warnings if w.kind == "truncated"), None)
+    if over is None or long is None or not set(long.chunks) <= set(over.chunks):
+        return warnings
+    every = "all of them" if len(long.chunks) == len(over.chunks) else f"{long.count} of them"
+    merged = ChunkWarning(
+        over.kind,
+        over.title,
+        f"{over.message} {every.capitalize()} also {'has' if long.count == 1 else 'have'} "
+        f"more than {max_tokens} word pieces, and {DEFAULT_MODEL} silently ignores the "
+        "rest of such a chunk.",
+        over.chunks,
+    )
+    return [merged if w is over else w for w in warnings if w is not long]
 
 
 # --------------------------------------------------------- embedding-model tokens

@@ -18,6 +18,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from .boundaries import add_boundaries_parser
 from .chunks import add_app_parser, add_chunk_parsers
 from .evaluate import add_evaluate_parser
 from .llm import add_llm_parsers
@@ -26,6 +27,7 @@ from .options import EXIT_USAGE, PROG, strategy_options
 from .report import add_report_parser
 from .run import add_run_parser
 from .search import add_search_parser
+from .tune import add_tune_parser
 
 #: 128 + SIGINT, as a shell reports an interrupted command.
 EXIT_INTERRUPTED = 130
@@ -88,6 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_parser(commands)
     add_search_parser(commands)
     add_evaluate_parser(commands)
+    add_boundaries_parser(commands)
+    add_tune_parser(commands)
     add_models_parser(commands)
     add_llm_parsers(commands, options)
     add_report_parser(commands, options)

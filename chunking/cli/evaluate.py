@@ -62,11 +62,15 @@ from ..model import Chunk
 from ..units import DEFAULT_MODEL
 from .options import (
     EXIT_USAGE,
+    add_embed_arguments,
     add_llm_arguments,
     client_from_args,
     confirm,
+    embed_model_from_args,
+    endpoint_embedder,
     output,
     parse_param,
+    show_embedding_cost,
     terminal_progress,
 )
 
@@ -79,8 +83,8 @@ PROG = "chunk-explorer evaluate"
 NO_MODEL = "none"
 
 
-def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Add the evaluate options to ``parser``."""
+def add_source_arguments(parser: argparse.ArgumentParser) -> None:
+    """The question-set flags :func:`load_source` reads (shared with ``tune``)."""
     parser.add_argument(
         "--dataset",
         metavar="DIR",
@@ -90,16 +94,21 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     parser.add_argument("--questions", metavar="FILE", help="CSV or JSONL (with --corpus)")
     parser.add_argument("--corpus", metavar="DIR", help="folder of <corpus_id>.md/.txt files")
     parser.add_argument(
-        "--given-chunks",
-        action="store_true",
-        help="evaluate the data set's own chunks as they are instead of cutting the "
-        "documents (anthropic-code-eval)",
-    )
-    parser.add_argument(
         "--corpus-id",
         action="append",
         metavar="ID",
         help="evaluate only questions about this document (repeatable)",
+    )
+
+
+def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add the evaluate options to ``parser``."""
+    add_source_arguments(parser)
+    parser.add_argument(
+        "--given-chunks",
+        action="store_true",
+        help="evaluate the data set's own chunks as they are instead of cutting the "
+        "documents (anthropic-code-eval)",
     )
     grid = parser.add_argument_group("configurations (a grid of every combination)")
     grid.add_argument("--strategy", nargs="+", metavar="NAME", help="default: recursive")
@@ -168,6 +177,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
         "headers, late + headers, parent, window:1) instead of a sweep",
     )
     add_llm_arguments(parser)
+    add_embed_arguments(parser)
     parser.add_argument(
         "--scope",
         choices=("document", "all"),
@@ -354,12 +364,40 @@ def _llm(
     return llm
 
 
-def _embedder(name: str):  # -> Embedder | None
+def evaluated_models(args: argparse.Namespace) -> list[str]:
+    """The models to evaluate: ``--model`` (default the bundled one) and the endpoint of
+    ``--embed-url``; the endpoint alone when ``--model`` is not given."""
+    endpoint = embed_model_from_args(args)
+    if endpoint is None:
+        return model_names(args.model)
+    return [*(model_names(args.model) if args.model else []), endpoint]
+
+
+def _embedder(name: str, args: argparse.Namespace | None = None, source: Source | None = None):
+    """The model ``name`` loaded (None for ``none``); an endpoint's cost is shown first."""
     if name.lower() == NO_MODEL:
         return None
+    from ..embedding.endpoint import EndpointEmbedder, estimate_documents_cost, is_endpoint
     from ..embedding.models import get_embedder
 
-    return get_embedder(name)
+    if args is None or not is_endpoint(name):
+        return get_embedder(name)
+    embedder = endpoint_embedder(args, name)
+    if isinstance(embedder, EndpointEmbedder) and source is not None:
+        grid = _grid(args, source)
+        copies = len(grid.configs()[0]) if grid is not None else 1
+        documents = [
+            source.documents[i] for i in dict.fromkeys(q.corpus_id for q in source.questions)
+        ]
+        cost = estimate_documents_cost(
+            embedder,
+            documents,
+            copies=copies,
+            questions=[q.text for q in source.questions],
+            price=getattr(args, "embed_price", None),
+        )
+        show_embedding_cost(cost)
+    return embedder
 
 
 def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
@@ -371,10 +409,10 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
     found_at = _found_at(args, source)
     grid = _grid(args, source)
     technique = _technique(args, grid)
-    models = model_names(args.model)
+    models = evaluated_models(args)
     make = Settings.chroma if args.chroma_compat else Settings
     settings = make(top_k=max(ks), scope=args.scope or source.scope)
-    show = not args.quiet and sys.stderr.isatty()
+    show = not args.quiet  # a redrawn line on a terminal, else a line per stage
     if args.techniques:
         _run_techniques(args, grid, models, source, settings, out, (ks, found_at))
         return 0
@@ -382,7 +420,7 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
     results = []
     embedders: dict[str, Embedder] = {}
     for name in models:
-        embedder = _embedder(name)
+        embedder = _embedder(name, args, source)
         if embedder is not None:
             embedders[embedder.name] = embedder
         progress = terminal_progress("evaluate", sys.stderr, enabled=show)
@@ -395,7 +433,7 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
             results.append(
                 sweep(documents, questions, grid, embedder, settings, progress, technique, llm)
             )
-    if show:
+    if show and sys.stderr.isatty():
         sys.stderr.write("\n")
     result = merge_results(results)
     table = with_k_columns(result.table, result.evaluations, documents, ks, found_at)
@@ -452,8 +490,8 @@ def _run_techniques(
         )
     if len(models) != 1:
         raise ValueError("--techniques takes one --model")
-    show = not args.quiet and sys.stderr.isatty()
-    embedder = _embedder(models[0])
+    show = not args.quiet  # a redrawn line on a terminal, else a line per stage
+    embedder = _embedder(models[0], args, source)
     runs = compare_techniques(
         source.documents,
         source.questions,
@@ -463,7 +501,7 @@ def _run_techniques(
         terminal_progress("evaluate", sys.stderr, enabled=show),
         chunks=source.given,
     )
-    if show:
+    if show and sys.stderr.isatty():
         sys.stderr.write("\n")
     ks, found_at = passk
     evaluations = [r.evaluation for r in runs]

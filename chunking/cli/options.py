@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -73,6 +74,23 @@ def strategy_options() -> argparse.ArgumentParser:
         metavar="NAME",
         help="decode a text file with this encoding (e.g. cp1252, latin-1, cp1251) instead "
         "of detecting it; the detected encoding and its confidence are reported",
+    )
+    options.add_argument(
+        "--password",
+        metavar="TEXT",
+        help="the password of an encrypted PDF (there is no prompt)",
+    )
+    options.add_argument(
+        "--pdf-order",
+        choices=("layout", "stream"),
+        default="layout",
+        help="a PDF's reading order: columns read one after the other (layout, default) "
+        "or the order of its content stream",
+    )
+    options.add_argument(
+        "--keep-furniture",
+        action="store_true",
+        help="keep a PDF's running headers, footers and page numbers in the text",
     )
     options.add_argument(
         "--max-mb",
@@ -204,8 +222,17 @@ def prepare(args: argparse.Namespace) -> tuple[Config, Document]:
     chosen = overrides(args)
     limit = max_bytes(args)
     config = chosen_config(args, chosen)
-    document = read_path(args.file, max_bytes=limit, encoding=args.encoding)
+    document = read_path(
+        args.file,
+        max_bytes=limit,
+        encoding=args.encoding,
+        pdf_order=args.pdf_order,
+        keep_furniture=args.keep_furniture,
+        password=args.password,
+    )
     note_encoding(document)
+    for warning in document.pdf.warnings if document.pdf else ():
+        print(f"{PROG}: {document.name}: {warning}", file=sys.stderr)
     if config is None:
         advice = recommend(document.text, document.name, language=document.language)
         config = build_config(advice.strategy, advice.config.params, chosen, rescale_overlap=True)
@@ -284,10 +311,15 @@ def terminal_progress(
     label: str, out: TextIO | None = None, *, enabled: bool | None = None
 ) -> Progress | None:
     """A progress callback drawing one line on ``out`` (stderr), or None when that is not
-    a terminal (unless ``enabled`` says otherwise)."""
+    a terminal (unless ``enabled`` says otherwise). On a stream that is not a terminal
+    (a log, a pipe), an enabled callback writes a line per stage instead of redrawing
+    one (:func:`stage_lines`)."""
     stream = out or sys.stderr
-    if not (stream.isatty() if enabled is None else enabled):
+    tty = stream.isatty()
+    if not (tty if enabled is None else enabled):
         return None
+    if not tty:
+        return stage_lines(label, stream)
 
     def show(done: int, total: int, what: str) -> None:
         share = done / total if total else 1.0
@@ -295,6 +327,25 @@ def terminal_progress(
         line = f"{label}: {what}{counts}"
         end = "\n" if done >= total else ""
         stream.write(f"\r[{share:4.0%}] {line[:100]:<100}{end}")
+        stream.flush()
+
+    return show
+
+
+def stage_lines(label: str, stream: TextIO) -> Progress:
+    """A progress callback for a log: one line when a stage starts (its description
+    with the numbers left out changes: ``2/8: recursive · 600 chars — embedding``) and
+    one when the whole job is done, each flushed, so that a long run without a terminal
+    is seen to move."""
+    seen = [""]
+
+    def show(done: int, total: int, what: str) -> None:
+        stage = re.sub(r"\d[\d,.]*", "#", what) if done < total else "\0done"
+        if stage == seen[0]:
+            return
+        seen[0] = stage
+        share = done / total if total else 1.0
+        stream.write(f"[{share:4.0%}] {label}: {'done' if done >= total else what}\n")
         stream.flush()
 
     return show
@@ -333,3 +384,100 @@ def _utf8_stdout() -> None:
     reconfigure = getattr(sys.stdout, "reconfigure", None)
     if encoding not in ("utf-8", "utf8") and reconfigure is not None:
         reconfigure(encoding="utf-8")
+
+
+# ------------------------------------------------------------------ embedding endpoint
+
+
+def add_embed_arguments(parser: argparse.ArgumentParser) -> None:
+    """--embed-url URL, --embed-model NAME, --embed-key-env VAR, --embed-window N,
+    --embed-tokenizer cl100k|model|tokenizer:PATH, --embed-price USD, --embed-timeout S:
+    an OpenAI-compatible embeddings endpoint as one more model
+    (:func:`embed_model_from_args` turns them into its name)."""
+    group = parser.add_argument_group("embedding endpoint (OpenAI-compatible)")
+    group.add_argument(
+        "--embed-url",
+        metavar="URL",
+        help="an OpenAI-compatible embeddings endpoint, e.g. http://localhost:11434/v1 "
+        "(Ollama) or https://api.openai.com/v1; the key comes from OPENAI_API_KEY",
+    )
+    group.add_argument("--embed-model", metavar="NAME", help="the endpoint's embedding model")
+    group.add_argument(
+        "--embed-key-env",
+        metavar="VAR",
+        help="read the endpoint's key from this environment variable (default OPENAI_API_KEY)",
+    )
+    group.add_argument(
+        "--embed-window",
+        type=int,
+        metavar="N",
+        help="tokens of a text the model reads (known for OpenAI's models; else 512 is guessed)",
+    )
+    group.add_argument(
+        "--embed-tokenizer",
+        metavar="cl100k|model|tokenizer:PATH",
+        help="what the model's tokens are counted with (known for OpenAI's models; else "
+        "cl100k is guessed): cl100k_base, the bundled model's word pieces, or a "
+        "tokenizer.json/.tiktoken file",
+    )
+    group.add_argument(
+        "--embed-price",
+        type=float,
+        metavar="USD",
+        help="US dollars per million tokens, for the cost shown before the run (known "
+        "for OpenAI's models, with the date of the price)",
+    )
+    group.add_argument(
+        "--embed-timeout",
+        type=float,
+        metavar="S",
+        help="seconds one request may take before it is retried (default 60)",
+    )
+
+
+EMBED_FLAGS = ("embed_model", "embed_key_env", "embed_window", "embed_tokenizer", "embed_price")
+
+
+def embed_model_from_args(args: argparse.Namespace) -> str | None:
+    """The model name of the endpoint the ``--embed-*`` flags give (``URL#MODEL…``,
+    never the key), checked without sending anything; None without ``--embed-url``."""
+    from ..embedding.endpoint import endpoint_spec
+
+    url = getattr(args, "embed_url", None)
+    if url is None:
+        given = [f for f in EMBED_FLAGS if getattr(args, f, None) is not None]
+        if given:
+            flag = "--" + given[0].replace("_", "-")
+            raise ValueError(f"{flag} belongs to an endpoint: add --embed-url URL")
+        return None
+    if not getattr(args, "embed_model", None):
+        raise ValueError("--embed-url needs the endpoint's model: --embed-model NAME")
+    spec = endpoint_spec(
+        url,
+        args.embed_model,
+        key_env=getattr(args, "embed_key_env", None),
+        window=getattr(args, "embed_window", None),
+        tokenizer=getattr(args, "embed_tokenizer", None),
+    )
+    timeout = getattr(args, "embed_timeout", None)
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        raise ValueError(f"--embed-timeout must be a positive number of seconds; got {timeout:g}")
+    return spec.name
+
+
+def endpoint_embedder(args: argparse.Namespace, name: str) -> Any:
+    """The endpoint ``name`` loaded (its key read now), with ``--embed-timeout`` applied."""
+    from ..embedding.endpoint import EndpointEmbedder
+    from ..embedding.models import get_embedder
+
+    embedder = get_embedder(name)
+    timeout = getattr(args, "embed_timeout", None)
+    if timeout is not None and isinstance(embedder, EndpointEmbedder):
+        embedder.timeout = timeout
+    return embedder
+
+
+def show_embedding_cost(cost: Any, stderr: TextIO | None = None) -> None:
+    """Print an endpoint's estimated cost (:class:`~chunking.embedding.endpoint.EmbeddingCost`)
+    on stderr before the run."""
+    print(f"{PROG}: embedding cost: {cost.describe()}", file=stderr or sys.stderr)

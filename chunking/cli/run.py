@@ -8,6 +8,8 @@
     RAY_ADDRESS=ray://head:10001 chunk-explorer run /shared/docs --config c.json \\
         --out /shared/chunks --engine ray --embed
     chunk-explorer run docs/ --config c.json --out chunks/ --embed --sink lancedb:vectors/
+    chunk-explorer run /shared/docs --config c.json --out /shared/chunks --engine spark \\
+        --spark-master spark://head:7077
 
 The configuration comes from ``--config`` and/or the same strategy flags as ``split``
 (:func:`chunking.cli.options.chosen_config`). Here ``--model`` names the embedding model of
@@ -25,7 +27,18 @@ from ..documents.corpus import CorpusLimits, list_sources
 from ..pipeline import ENGINES, PART_ROWS, Job, RunSettings, run_corpus
 from ..sinks import KINDS
 from ..units import DEFAULT_MODEL
-from .options import PROG, build_config, chosen_config, max_bytes, overrides, strategy_options
+from .options import (
+    PROG,
+    add_embed_arguments,
+    build_config,
+    chosen_config,
+    embed_model_from_args,
+    endpoint_embedder,
+    max_bytes,
+    overrides,
+    show_embedding_cost,
+    strategy_options,
+)
 
 #: A command-line corpus streams: only the per-document size limit applies (--max-mb).
 UNLIMITED = 2**62
@@ -54,9 +67,19 @@ def add_run_parser(commands: Any) -> argparse.ArgumentParser:
         "also the semantic strategy's model",
     )
     run.add_argument(
-        "--workers", type=int, default=1, metavar="N", help="processes (local) or CPUs (ray)"
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="processes (local), CPUs (ray) or the cores of a local Spark session (spark)",
     )
     run.add_argument("--engine", choices=ENGINES, default="local", help="default: local")
+    run.add_argument(
+        "--spark-master",
+        metavar="URL",
+        help="--engine spark on a cluster: spark://HOST:7077, or sc://HOST:15002 for Spark "
+        "Connect (default: SPARK_REMOTE when set, else a local session)",
+    )
     run.add_argument(
         "--force",
         action="store_true",
@@ -83,6 +106,7 @@ def add_run_parser(commands: Any) -> argparse.ArgumentParser:
         metavar="NAME",
         help="the sinks' collection (default: the configuration's label)",
     )
+    add_embed_arguments(run)
     run.set_defaults(handler=run_command)
     return run
 
@@ -91,6 +115,13 @@ def run_command(args: argparse.Namespace) -> int:
     """The ``run`` handler: settle the configuration, list the corpus, run it."""
     chosen = overrides(args)
     model = chosen.pop("model", None)
+    endpoint = embed_model_from_args(args)
+    if endpoint is not None:
+        if model is not None:
+            raise ValueError("--model and --embed-url both name the embedding model; give one")
+        if not args.embed:
+            raise ValueError("--embed-url names the embedding model of --embed: add --embed")
+        model = ("--embed-url", endpoint)
     config = chosen_config(args, chosen)
     if config is None:
         raise ValueError("run needs a configuration: --config CONFIG.json or --strategy NAME")
@@ -104,6 +135,12 @@ def run_command(args: argparse.Namespace) -> int:
     embed_model = None
     if args.embed:
         embed_model = model[1] if model is not None else DEFAULT_MODEL
+    if endpoint is not None:
+        from ..embedding.endpoint import estimate_bytes_cost
+
+        embedder = endpoint_embedder(args, endpoint)
+        size = sum(source.size for source in sources)
+        show_embedding_cost(estimate_bytes_cost(embedder, size, args.embed_price))
     settings = RunSettings(
         out=args.out,
         engine=args.engine,
@@ -114,6 +151,7 @@ def run_command(args: argparse.Namespace) -> int:
         progress=not args.quiet and sys.stderr.isatty(),
         sinks=tuple(args.sink),
         collection=args.collection,
+        spark_master=args.spark_master,
     )
     job = Job(config.to_dict(), limit, args.encoding)
     summary = run_corpus(sources, job, settings, limits)

@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 from ..sinks import KINDS, search
-from .options import PROG
+from .options import PROG, add_embed_arguments, embed_model_from_args
 
 #: Characters of a hit's text shown on the terminal.
 PREVIEW = 240
@@ -48,14 +48,17 @@ def add_search_parser(commands: Any) -> argparse.ArgumentParser:
         help="the embedding model; must be the one the collection was written with",
     )
     parser.add_argument("--format", choices=("text", "json"), default="text")
+    add_embed_arguments(parser)
     parser.set_defaults(handler=search_command)
     return parser
 
 
 def search_command(args: argparse.Namespace) -> int:
-    found = search(
-        args.target, args.question, k=args.k, collection=args.collection, model=args.model
-    )
+    endpoint = embed_model_from_args(args)
+    if endpoint is not None and args.model is not None:
+        raise ValueError("--model and --embed-url both name the model; give one")
+    model = endpoint or args.model
+    found = search(args.target, args.question, k=args.k, collection=args.collection, model=model)
     if args.format == "json":
         print(json.dumps([hit.to_dict() for hit in found.hits], ensure_ascii=False, indent=2))
         return 0

@@ -9,7 +9,11 @@ normalised and markup is not stripped, so chunk offsets always refer to this exa
 string. Only a leading byte-order mark is removed.
 
 PDF and DOCX have no text of their own: their text is extracted, and offsets refer to
-the extracted text. In a DOCX, paragraphs styled as headings ("Title", "Heading 1" to
+the extracted text. A PDF is read by :func:`chunking.documents.pdf.read_pdf`: its
+text in layout (or stream) order, without page furniture unless kept, and a box for
+every non-whitespace character (:attr:`Document.pdf`, :meth:`Document.boxes_of`).
+
+In a DOCX, paragraphs styled as headings ("Title", "Heading 1" to
 "Heading 9", or a style based on one) become Markdown ATX headings in that text:
 ``"# Title"``, ``"## Heading 2"`` (levels over 6 count as 6), so that the
 Markdown-aware strategies (markdown, hierarchy, the recommender) see the document's
@@ -32,13 +36,14 @@ import json
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
-from ..model import Chunk
+from ..model import Chunk, Progress
 from ..splitters.table import looks_delimited
+from .pdf import PdfError, PdfText, read_pdf
 
 if TYPE_CHECKING:
     from docx.styles.style import BaseStyle
@@ -114,6 +119,8 @@ class Document:
     encoding_confidence: float | None = None
     #: Why the encoding is uncertain, for the user (None when it is not).
     encoding_warning: str | None = None
+    #: A PDF's layout: a box for every character, reading order, furniture, pages.
+    pdf: PdfText | None = field(default=None, compare=False, repr=False)
 
     def describe(self, separator: str = " · ") -> str:
         """One line about the document: name, kind, size, encoding (with how sure its
@@ -154,14 +161,27 @@ class Document:
             return []
         return list(range(first, last + 1))
 
+    def boxes_of(self, start: int, end: int) -> list[list[float]]:
+        """The boxes of the span ``[start, end)`` of a PDF, ``[page, x0, top, x1,
+        bottom]`` in points from the page's top-left corner, one per line fragment
+        (:meth:`chunking.documents.pdf.PdfText.boxes_of`); [] if not a PDF.
+
+        This is the one form of boxes in exports: ``metadata["boxes"]``.
+        """
+        return self.pdf.boxes_of(start, end) if self.pdf is not None else []
+
     def with_pages(self, chunks: Iterable[Chunk]) -> list[Chunk]:
-        """The chunks, each with ``metadata["pages"]`` (:meth:`pages_of`) for a PDF."""
+        """The chunks, each with ``metadata["pages"]`` (:meth:`pages_of`) for a PDF, and
+        ``metadata["boxes"]`` (:meth:`boxes_of`) when its characters have boxes."""
         if not self.pages:
             return list(chunks)
-        return [
-            replace(c, metadata={**c.metadata, "pages": self.pages_of(c.start, c.end)})
-            for c in chunks
-        ]
+        located = []
+        for c in chunks:
+            extra: dict[str, Any] = {"pages": self.pages_of(c.start, c.end)}
+            if self.pdf is not None:
+                extra["boxes"] = self.boxes_of(c.start, c.end)
+            located.append(replace(c, metadata={**c.metadata, **extra}))
+        return located
 
 
 # --------------------------------------------------------------------------- public
@@ -172,10 +192,12 @@ def read_path(
     *,
     max_bytes: int = MAX_BYTES_DEFAULT,
     encoding: str | None = None,
+    **pdf_options: Any,
 ) -> Document:
     """Read the file at ``path``; its size is checked before anything is read.
 
-    ``encoding`` overrides the detection for text files (see :func:`read_bytes`).
+    ``encoding`` overrides the detection for text files, ``pdf_options`` are passed on
+    for a PDF (see :func:`read_bytes`).
     """
     _check_limit(max_bytes)
     name = PurePath(os.fspath(path)).name or os.fspath(path)
@@ -193,24 +215,36 @@ def read_path(
         raise DocumentError(f"{name} cannot be opened: permission denied") from exc
     except OSError as exc:
         raise DocumentError(f"{name} cannot be read: {exc.strerror or exc}") from exc
-    return read_bytes(data, name, max_bytes=max_bytes, encoding=encoding)
+    return read_bytes(data, name, max_bytes=max_bytes, encoding=encoding, **pdf_options)
 
 
 def read_bytes(
-    data: bytes, name: str, *, max_bytes: int = MAX_BYTES_DEFAULT, encoding: str | None = None
+    data: bytes,
+    name: str,
+    *,
+    max_bytes: int = MAX_BYTES_DEFAULT,
+    encoding: str | None = None,
+    pdf_order: str = "layout",
+    keep_furniture: bool = False,
+    password: str | None = None,
+    progress: Progress | None = None,
 ) -> Document:
     """Turn the raw bytes of a file called ``name`` into a :class:`Document`.
 
     Text is decoded with ``encoding`` when given (a byte-order mark is still removed),
     otherwise detected (see :func:`_decode_text`); the document says which encoding was
     used, how sure the detection is, and why when it is unsure.
+
+    A PDF is read in ``pdf_order`` (``"layout"`` or ``"stream"``), its running headers,
+    footers and page numbers left out unless ``keep_furniture``, opened with
+    ``password`` when it is encrypted; ``progress`` hears every page.
     """
     _check_limit(max_bytes)
     name = PurePath(name).name or name
     _check_size(len(data), name, max_bytes)
     kind = _kind_for(name)
     if kind == "pdf":
-        return _read_pdf(data, name)
+        return _read_pdf(data, name, pdf_order, keep_furniture, password, progress)
     if kind == "docx":
         return _read_docx(data, name)
     decoded = _decode_as(data, name, encoding) if encoding else _decode_text(data, name)
@@ -533,43 +567,35 @@ def _ascii_letter(text: str, i: int) -> bool:
 # ------------------------------------------------------------------ PDF and DOCX
 
 
-def _read_pdf(data: bytes, name: str) -> Document:
-    """Extract the text of each page with pypdf; pages are joined by a blank line."""
-    texts = _pdf_page_texts(data, name)
-    if not "".join(texts).strip():
-        raise DocumentError(
-            f"{name} has no text layer (is it a scanned document?); "
-            "run it through OCR (e.g. ocrmypdf) and try again"
+def _read_pdf(
+    data: bytes,
+    name: str,
+    order: str,
+    keep_furniture: bool,
+    password: str | None,
+    progress: Progress | None,
+) -> Document:
+    """The PDF's text with its boxes (:func:`chunking.documents.pdf.read_pdf`); pages
+    are joined by a blank line."""
+    try:
+        layout = read_pdf(
+            data,
+            name,
+            order=order,
+            keep_furniture=keep_furniture,
+            password=password,
+            progress=progress,
         )
-    pages: list[tuple[int, int]] = []
-    offset = 0
-    for text in texts:
-        pages.append((offset, offset + len(text)))
-        offset += len(text) + len("\n\n")
+    except PdfError as exc:
+        raise DocumentError(str(exc)) from None
     return Document(
-        text="\n\n".join(texts),
+        text=layout.text,
         name=name,
         kind="pdf",
         encoding=None,
-        pages=tuple(pages),
+        pages=layout.pages,
+        pdf=layout,
     )
-
-
-def _pdf_page_texts(data: bytes, name: str) -> list[str]:
-    from pypdf import PdfReader
-
-    try:
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise DocumentError(f"{name} is password-protected; remove the password and try again")
-        return [page.extract_text() or "" for page in reader.pages]
-    except DocumentError:
-        raise
-    except Exception as exc:  # pypdf raises many exception types on damaged files
-        raise DocumentError(
-            f"{name} could not be read as a PDF ({type(exc).__name__}: {str(exc)[:200]}); "
-            "the file may be damaged or encrypted, try re-exporting it"
-        ) from exc
 
 
 def _read_docx(data: bytes, name: str) -> Document:

@@ -166,6 +166,11 @@ class Embedder:
             timing.record(self.name, timing.EMBED, idle, time.perf_counter() - started, load)
         return out
 
+    def embed_queries(self, texts: Sequence[str], **options: Any) -> np.ndarray:
+        """Embed questions to search with: as :meth:`embed` for most models; a model
+        with a query prefix (multilingual-e5-small) embeds them as queries."""
+        return self.embed(texts, **options)
+
     def plan_batches(self, texts: Sequence[str], batch_size: int) -> list[list[int]]:
         """Group ``texts`` (by index) into batches of at most ``batch_size``, longest
         first so that the texts of a batch have similar lengths."""

@@ -19,8 +19,15 @@ from pathlib import Path
 
 import numpy as np
 
-#: Vectors kept in memory before the oldest are dropped (384 floats each: ~150 MB).
-MAX_CACHED_VECTORS = 100_000
+from ..runtime.limits import CACHE_BOUNDS
+from ..runtime.lru import BoundedLRU, CacheStats
+
+#: Vectors kept in memory before the least recently used are dropped, and the bytes
+#: they may take (vectors, their keys and array headers): ``CACHE_BOUNDS`` in
+#: :mod:`chunking.runtime.limits` states both (100,000 and 192 MB: 384 floats each fill
+#: the entries first, a 1,024-dimension model the bytes).
+MAX_CACHED_VECTORS = CACHE_BOUNDS["embedding_vectors"].max_entries
+MAX_CACHED_VECTOR_BYTES = CACHE_BOUNDS["embedding_vectors"].max_bytes or 0
 #: Environment variable: most megabytes the disk cache may hold (default 1024).
 DISK_LIMIT_ENV = "CHUNK_EXPLORER_EMBEDDING_CACHE_MB"
 DEFAULT_DISK_LIMIT_MB = 1024
@@ -39,27 +46,34 @@ def default_cache_dir() -> Path:
 
 # --- the in-memory cache shared by every embedder ----------------------------------
 
-_VECTORS: dict[tuple[str, str], np.ndarray] = {}
-_VECTORS_LOCK = threading.Lock()
+#: Bytes counted for one kept vector besides its buffer: the array's header and the
+#: (model, SHA-1) key.
+VECTOR_OVERHEAD = 112 + 200
+_VECTORS: BoundedLRU[tuple[str, str], np.ndarray] = BoundedLRU(
+    MAX_CACHED_VECTORS, MAX_CACHED_VECTOR_BYTES, name="embedding_vectors"
+)
 
 
 def memory_get(model: str, keys: Sequence[str]) -> list[np.ndarray | None]:
-    with _VECTORS_LOCK:
-        return [_VECTORS.get((model, k)) for k in keys]
+    """The vectors kept for ``keys`` (None where there is none); each found one becomes
+    the most recently used."""
+    return [_VECTORS.get((model, k)) for k in keys]
 
 
 def memory_put(model: str, items: Iterable[tuple[str, np.ndarray]]) -> None:
-    with _VECTORS_LOCK:
-        for key, vector in items:
-            _VECTORS[(model, key)] = vector
-        while len(_VECTORS) > MAX_CACHED_VECTORS:  # oldest first (insertion order)
-            del _VECTORS[next(iter(_VECTORS))]
+    """Keep vectors; the least recently used go once either bound is passed."""
+    for key, vector in items:
+        _VECTORS.put((model, key), vector, size=int(vector.nbytes) + VECTOR_OVERHEAD)
+
+
+def memory_stats() -> CacheStats:
+    """How many vectors and bytes the memory cache holds (and its hits and evictions)."""
+    return _VECTORS.stats()
 
 
 def clear_cache() -> None:
     """Forget every vector kept in memory (the disk cache is untouched)."""
-    with _VECTORS_LOCK:
-        _VECTORS.clear()
+    _VECTORS.clear()
 
 
 # --- the optional disk cache (.npy files, never pickle) ------------------------------

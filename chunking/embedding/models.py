@@ -45,6 +45,7 @@ from .base import (
     truncation_flag,
 )
 from .cache import default_cache_dir, disk_get, memory_get, text_key
+from .endpoint import EndpointSpec, is_endpoint, load_endpoint
 from .registry import NamedModel, model_names, named_model, resolve_name
 from .timing import CHARS_PER_PIECE, EMBED, LOAD, about, estimate, piece_counts
 
@@ -90,6 +91,8 @@ def canonical_model_name(model: str | None) -> str:
     model = model.strip()
     if model == HASH_MODEL:
         return HASH_MODEL
+    if is_endpoint(model):
+        return EndpointSpec.parse(model).name
     named = resolve_name(model)
     if named is not None:
         return named
@@ -129,6 +132,8 @@ def _load(name: str, progress: Progress | None) -> Embedder:
     """Load (or build and load) the model, timing it for the next estimates."""
     if name == HASH_MODEL:
         return HashEmbedder()
+    if is_endpoint(name):
+        return load_endpoint(name)
     named = _timed_as(name)
     if named.key == name:
         return named.load(progress)  # timed there
@@ -157,7 +162,7 @@ def estimate_load_seconds(model: str | None = None) -> float:
     (:mod:`.timing`: the model's prior, scaled by the machine's load now and by the
     loads and builds measured here before)."""
     name = canonical_model_name(model)
-    if name == HASH_MODEL:
+    if name == HASH_MODEL or is_endpoint(name):
         return 0.0
     with _MODELS_LOCK:
         if name in _MODELS:
@@ -277,6 +282,9 @@ def model_window(model: str | None, embedder: Embedder) -> ModelWindow:
     limit is counted in the bundled word pieces, the best estimate there is.
     """
     name = canonical_model_name(model)
+    if is_endpoint(name):
+        spec = EndpointSpec.parse(name)
+        return ModelWindow(spec.unit, spec.max_seq_length - spec.special_tokens)
     named = named_model(name)
     if named is not None:
         return ModelWindow("model", named.max_tokens - SPECIAL_TOKENS)

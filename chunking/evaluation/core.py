@@ -505,7 +505,7 @@ class _Search:
         if self.technique.uses_vectors:
             assert self.embedder is not None  # evaluate() checked
             vectors, requested = self._chunk_vectors(texts)
-            asked = self.embedder.embed([q.text for q in questions])
+            asked = self.embedder.embed_queries([q.text for q in questions])
             requested += len(questions)
         self.report(0.95, "Retrieving")
         hits = []

@@ -584,7 +584,7 @@ def lens_map(
     if not chunks:
         raise ValueError("there is no chunk to map")
     vectors = embedder.embed([embedded_text(c) for c in chunks])
-    asked = embedder.embed(list(questions))
+    asked = embedder.embed_queries(list(questions))
     fitted = projection if projection is not None else project(vectors, dims)
     placed = place(fitted, vectors, asked)
     return LensMap(fitted, fitted.coords, placed, nearest_chunk_similarity(asked, vectors))

@@ -3,7 +3,9 @@
 A *record* is one chunk as a plain dictionary with the columns :data:`COLUMNS`:
 ``index``, ``start``, ``end``, ``size``, ``text`` and ``metadata``. For a PDF, the
 metadata also holds ``"pages"``: the list of 1-based page numbers the chunk spans
-(:meth:`chunking.io.Document.pages_of`), the one form of page numbers everywhere.
+(:meth:`chunking.io.Document.pages_of`), the one form of page numbers everywhere, and
+``"boxes"``: one ``[page, x0, top, x1, bottom]`` per line fragment of the chunk, in PDF
+points from the page's top-left corner (:meth:`chunking.io.Document.boxes_of`).
 
 Formats:
 
@@ -41,18 +43,36 @@ Record = Mapping[str, Any]
 # -------------------------------------------------------------------------- records
 
 
+class Pages(list[int]):
+    """A chunk's page numbers, a list like any other, that also carries the chunk's
+    boxes (:meth:`Document.boxes_of`), so that wherever pages travel, boxes do too."""
+
+    def __init__(self, pages: Iterable[int], boxes: list[list[float]]) -> None:
+        super().__init__(pages)
+        self.boxes = boxes
+
+
 def chunk_pages(document: Document, chunks: Iterable[Chunk]) -> list[list[int] | None]:
-    """Every chunk's PDF page numbers (:meth:`Document.pages_of`); all None without pages."""
+    """Every chunk's PDF page numbers (:meth:`Document.pages_of`), as :class:`Pages`
+    with its boxes when the PDF has them; all None without pages."""
     if not document.pages:
         return [None for _ in chunks]
-    return [document.pages_of(c.start, c.end) for c in chunks]
+    if document.pdf is None:
+        return [document.pages_of(c.start, c.end) for c in chunks]
+    return [
+        Pages(document.pages_of(c.start, c.end), document.boxes_of(c.start, c.end)) for c in chunks
+    ]
 
 
 def record(chunk: Chunk, pages: Sequence[int] | None = None) -> dict[str, Any]:
-    """The chunk's fields; ``pages`` (when given) become ``metadata["pages"]``."""
+    """The chunk's fields; ``pages`` (when given) become ``metadata["pages"]``, and the
+    boxes :class:`Pages` carry ``metadata["boxes"]``."""
     row = chunk.to_dict()
     if pages is not None:
         row["metadata"]["pages"] = list(pages)
+        boxes = getattr(pages, "boxes", None)
+        if boxes is not None:
+            row["metadata"]["boxes"] = boxes
     return row
 
 

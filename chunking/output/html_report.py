@@ -86,10 +86,26 @@ def _plotly_js() -> str:
     return get_plotlyjs()
 
 
+#: Room around a report's plots: the app's figures keep tight margins (Streamlit lays
+#: them out), but a standalone page draws them as they are, so 10 pixels clip the y
+#: tick labels ("50" read "i0") and the x title sits on the tick labels.
+REPORT_MARGIN: Final = {"l": 64, "r": 24, "t": 60, "b": 56}
+#: Pixels between an x axis title and its tick labels.
+TITLE_STANDOFF: Final = 12
+
+
+def report_layout(figure: go.Figure) -> go.Figure:
+    """``figure`` with room for its tick labels and axis titles on a standalone page."""
+    figure.update_layout(margin=REPORT_MARGIN)
+    figure.update_xaxes(automargin=True, title_standoff=TITLE_STANDOFF)
+    figure.update_yaxes(automargin=True)
+    return figure
+
+
 def figure_html(figure: go.Figure, div_id: str) -> str:
-    """A figure as a ``<div>`` and the script that draws it; the plotly library itself
-    is in the page's head (:func:`page`)."""
-    return figure.to_html(
+    """A figure as a ``<div>`` and the script that draws it (with :func:`report_layout`);
+    the plotly library itself is in the page's head (:func:`page`)."""
+    return report_layout(figure).to_html(
         full_html=False, include_plotlyjs=False, config=_PLOT_CONFIG, div_id=div_id
     )
 

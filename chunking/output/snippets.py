@@ -43,9 +43,10 @@ from typing import Any
 
 from ..config import Config
 from ..libraries.text_classes import CJK, COMBINING, EMOJI, ONE_MB_LINE, RTL, TABS_NBSP
-from ..units import TOKENIZER_PREFIX
+from ..splitters.recursive import LANGUAGES, NO_LANGUAGE
+from ..units import TOKENIZER_PREFIX, WORD_RE
 
-TARGETS = ("langchain", "llamaindex", "chonkie", "semchunk", "python", "cli")
+TARGETS = ("langchain", "llamaindex", "chonkie", "semchunk", "python", "cli", "spark")
 #: Units that the other libraries' snippets can count in (and word pieces, see
 #: :func:`_word_piece_file`).
 _LIBRARY_UNITS = ("chars", "words", "tokens")
@@ -83,6 +84,8 @@ def snippet(config: Config, target: str) -> Snippet:
         return Snippet(target, "exact", _python(config))
     if target == "cli":
         return Snippet(target, "exact", _cli(config))
+    if target == "spark":
+        return Snippet(target, "exact", _spark(config), SPARK_NOTE)
     write = MAPPINGS.get((config.strategy, target))
     if write is not None and not _counts_in_library(config.unit):
         return Snippet(
@@ -129,6 +132,69 @@ def _cli(config: Config) -> str:
     return " ".join(w if w == "INPUT.txt" else shlex.quote(w) for w in words) + "\n"
 
 
+SPARK_NOTE = (
+    "a PySpark job: the chunking package cuts every document on the executors, so the "
+    "rows are ours; Spark's Python needs chunk-explorer installed"
+)
+
+
+def _spark(config: Config) -> str:
+    """A PySpark job over a folder of documents: ``binaryFile`` -> ``mapInPandas`` with
+    the chunking package -> Parquet (``chunk-explorer run --engine spark`` adds
+    resumption, errors.jsonl, embeddings and sinks)."""
+    return _lines(
+        '"""Chunk every document under INPUT into Parquet rows at OUTPUT, with PySpark.',
+        "",
+        "    PYSPARK_PYTHON=$(which python) spark-submit chunk_job.py INPUT OUTPUT",
+        "",
+        "Needs `pip install 'chunk-explorer[spark]'` where Spark runs Python; in a notebook",
+        "(Databricks) call main(INPUT, OUTPUT) with paths the cluster sees (/Volumes/...).",
+        '"""',
+        "",
+        "import sys",
+        "",
+        "import chunking",
+        "from chunking.documents.io import read_bytes",
+        "",
+        "CONFIG = chunking.Config.create(",
+        f"    {config.strategy!r},",
+        *(f"    {name}={value!r}," for name, value in config.params.items()),
+        ")",
+        'ROWS = "path string, `index` long, start long, `end` long, size long, text string"',
+        *_split_returning("[chunk.text for chunk in chunking.run(text, CONFIG)]"),
+        "",
+        "",
+        "def chunk_rows(batches):",
+        '    """Documents (binaryFile\'s path and content) to chunk rows, on the executors."""',
+        "    import pandas as pd",
+        "",
+        "    for batch in batches:",
+        "        rows = []",
+        '        for path, content in zip(batch["path"], batch["content"]):',
+        "            try:",
+        "                text = read_bytes(bytes(content), path).text",
+        "            except ValueError:  # binary, unsupported or too big: no rows",
+        "                continue",
+        "            for c in chunking.run(text, CONFIG):",
+        "                rows.append((path, c.index, c.start, c.end, c.size, c.text))",
+        '        columns = ["path", "index", "start", "end", "size", "text"]',
+        "        yield pd.DataFrame(rows, columns=columns)",
+        "",
+        "",
+        "def main(inputs: str, output: str) -> None:",
+        "    from pyspark.sql import SparkSession",
+        "",
+        '    spark = SparkSession.builder.appName("chunking").getOrCreate()',
+        '    reader = spark.read.format("binaryFile").option("recursiveFileLookup", "true")',
+        '    documents = reader.load(inputs).select("path", "content")',
+        '    documents.mapInPandas(chunk_rows, ROWS).write.mode("overwrite").parquet(output)',
+        "",
+        "",
+        'if __name__ == "__main__":',
+        "    main(sys.argv[1], sys.argv[2])",
+    )
+
+
 # --- LangChain ----------------------------------------------------------------------
 
 _TIKTOKEN_LENGTH = (
@@ -141,31 +207,80 @@ _TIKTOKEN_LENGTH = (
     "",
 )
 _KEEP = {"start": True, "end": "end", "none": False}
+#: Words as :class:`chunking.units.WordSizer` counts them, written out for a snippet.
+_WORD_PATTERN = (
+    "# Words as the explorer counts them: runs of non-whitespace characters, and",
+    "# each CJK ideograph, kana or Hangul syllable a word of its own.",
+    f"OWN_WORD = {WORD_RE.pattern[1 : WORD_RE.pattern.index(']')]!a}",
+    'WORDS = re.compile(f"[{OWN_WORD}]|[^\\\\s{OWN_WORD}]+")',
+    "",
+    "",
+)
+_WORD_LENGTH = (
+    *_WORD_PATTERN,
+    "def words(text: str) -> int:",
+    "    return len(WORDS.findall(text))",
+    "",
+    "",
+)
+
+
+def _length_function(unit: str) -> tuple[tuple[str, ...], tuple[str, ...], str]:
+    """Imports, definitions and the name of a ``length_function(text) -> int`` counting
+    ``unit`` as :mod:`chunking.units` does (a unit the libraries can count)."""
+    if unit == "chars":
+        return (), (), "len"
+    if unit == "words":
+        return ("import re",), _WORD_LENGTH, "words"
+    if unit == "tokens":
+        return ("import tiktoken",), _TIKTOKEN_LENGTH, "tokens"
+    return _word_piece_imports(unit), _word_piece_counter(unit), "word_pieces"
+
+
+def _tokenizer_function(unit: str) -> tuple[tuple[str, ...], tuple[str, ...], str]:
+    """Imports, definitions and a ``tokenizer(text) -> list`` whose length is the size
+    of the text in ``unit`` (LlamaIndex counts ``len(tokenizer(text))``)."""
+    if unit == "chars":
+        return (), (), "list"
+    if unit == "words":
+        return ("import re",), _WORD_PATTERN, "WORDS.findall"
+    if unit == "tokens":
+        return (
+            ("import tiktoken",),
+            ('ENCODING = tiktoken.get_encoding("cl100k_base")',),
+            ("ENCODING.encode_ordinary"),
+        )
+    return _word_piece_imports(unit), _word_piece_counter(unit), "encode"
 
 
 def _langchain_recursive(config: Config) -> Snippet:
     p = config.params
     unit = p["unit"]
-    length = {"chars": "len", "tokens": "tokens", "words": "words"}.get(unit, "word_pieces")
-    imports: tuple[str, ...] = ()
-    header: tuple[str, ...] = ()
-    if unit == "tokens":
-        imports, header = ("import tiktoken",), _TIKTOKEN_LENGTH
-    elif unit == "words":
-        header = ("def words(text: str) -> int:", "    return len(text.split())", "", "")
-    elif unit != "chars":
-        imports, header = _word_piece_imports(unit), _word_piece_counter(unit)
+    imports, header, length = _length_function(unit)
+    language = p.get("language", NO_LANGUAGE)
+    if language in LANGUAGES:  # the preset: LangChain's own list, as regular expressions
+        made = (
+            "from langchain_text_splitters import Language, RecursiveCharacterTextSplitter",
+            "",
+            *header,
+            "splitter = RecursiveCharacterTextSplitter.from_language(",
+            f"    Language.{language.upper()},",
+        )
+    else:
+        made = (
+            "from langchain_text_splitters import RecursiveCharacterTextSplitter",
+            "",
+            *header,
+            "splitter = RecursiveCharacterTextSplitter(",
+            f"    separators={p['separators']!r},",
+            f"    is_separator_regex={p['is_separator_regex']!r},",
+        )
     code = _lines(
         *imports,
-        "from langchain_text_splitters import RecursiveCharacterTextSplitter",
-        "",
-        *header,
-        "splitter = RecursiveCharacterTextSplitter(",
+        *made,
         *_size_arguments(p["size"], p["overlap"]),
-        f"    separators={p['separators']!r},",
         f"    keep_separator={_KEEP[p['keep_separator']]!r},",
         f"    strip_whitespace={p['strip_whitespace']!r},",
-        f"    is_separator_regex={p['is_separator_regex']!r},",
         f"    length_function={length},",
         ")",
         *_split_returning("splitter.split_text(text)"),
@@ -228,15 +343,7 @@ def _langchain_token(config: Config) -> Snippet:
 def _langchain_markdown(config: Config) -> Snippet:
     p = config.params
     headers = [("#" * level, f"h{level}") for level in range(1, p["levels"] + 1)]
-    unit = p["unit"]
-    imports: tuple[str, ...] = ()
-    header: tuple[str, ...] = ()
-    length = "len"
-    if unit == "tokens":
-        imports, header, length = ("import tiktoken",), _TIKTOKEN_LENGTH, "tokens"
-    elif _word_piece_file(unit) is not None:
-        imports, header = _word_piece_imports(unit), _word_piece_counter(unit)
-        length = "word_pieces"
+    imports, header, length = _length_function(p["unit"])
     return Snippet(
         "langchain",
         "approximate",
@@ -267,36 +374,23 @@ def _langchain_markdown(config: Config) -> Snippet:
 # --- LlamaIndex ---------------------------------------------------------------------
 
 
-#: About how many of a unit one cl100k token is, for libraries that only count tokens.
-_PER_TOKEN = {"tokens": 1.0, "words": 0.75, "chars": 4.0}
-
-
-def _in_tokens(n: int, unit: str) -> int:
-    return max(1, round(n / _PER_TOKEN[unit]))
-
-
 def _llamaindex_sentence(config: Config) -> Snippet:
     p = config.params
     unit = p["unit"]
-    pieces = _word_piece_file(unit) is not None  # then counted as they are, else in tokens
-    size = p["size"] if pieces else _in_tokens(p["size"], unit)
-    if pieces:
-        notes = ["SentenceSplitter counts the same word pieces"]
-    else:
-        notes = ["SentenceSplitter always counts cl100k tokens"]
-    if unit != "tokens" and not pieces:
-        notes.append(f"{p['size']} {unit} is about {size} tokens")
+    counted = _unit_label(unit)
+    notes = [f"SentenceSplitter counts the same {counted} (its tokenizer is the unit's)"]
     if config.strategy == "sentence":
-        overlap = 0  # ours counts sentences; LlamaIndex's counts tokens
+        overlap = 0  # ours counts sentences; LlamaIndex's counts the unit
         if p["overlap"]:
-            counted = "word pieces" if pieces else "tokens"
             notes.append(f"its overlap counts {counted}, not sentences: set it to taste")
-    elif pieces:
-        overlap = p["overlap"]
     else:
-        overlap = _in_tokens(p["overlap"], unit) if p["overlap"] else 0
-    notes.append("it prefers paragraph and sentence ends and strips chunks")
-    return _llamaindex("SentenceSplitter", size, overlap, "; ".join(notes), unit)
+        overlap = p["overlap"]
+    notes.append(
+        "it finds sentences with its own rules (paragraph breaks, punkt, then words), "
+        "prefers to end a chunk at a paragraph or sentence end, and strips chunks, so "
+        "its boundaries differ"
+    )
+    return _llamaindex("SentenceSplitter", p["size"], overlap, "; ".join(notes), unit)
 
 
 def _llamaindex_token(config: Config) -> Snippet:
@@ -310,15 +404,8 @@ def _llamaindex_token(config: Config) -> Snippet:
 
 
 def _llamaindex(parser: str, size: int, overlap: int, note: str, unit: str = "tokens") -> Snippet:
-    """A LlamaIndex node parser counting the unit's word pieces, or else cl100k tokens
-    (it always counts tokens)."""
-    if _word_piece_file(unit) is None:
-        imports: tuple[str, ...] = ("import tiktoken",)
-        setup: tuple[str, ...] = ('ENCODING = tiktoken.get_encoding("cl100k_base")',)
-        tokenizer = "ENCODING.encode_ordinary"
-    else:
-        imports, setup = _word_piece_imports(unit), _word_piece_counter(unit)
-        tokenizer = "encode"
+    """A LlamaIndex node parser whose tokenizer counts ``unit``."""
+    imports, setup, tokenizer = _tokenizer_function(unit)
     return Snippet(
         "llamaindex",
         "approximate",
@@ -344,10 +431,12 @@ def _llamaindex(parser: str, size: int, overlap: int, note: str, unit: str = "to
 def _chonkie_recursive(config: Config) -> Snippet:
     p = config.params
     unit = p["unit"]
-    tokenizer = {"chars": "'character'", "words": "'word'", "tokens": "ENCODING"}
+    tokenizer = {"chars": "'character'", "words": "words", "tokens": "ENCODING"}
     imports: tuple[str, ...] = _chonkie_encoding(unit == "tokens")
     setup: tuple[str, ...] = ()
-    if unit == "tokens":
+    if unit == "words":  # chonkie's own 'word' counts spaces, not the explorer's words
+        imports, setup = ("import re",), _WORD_LENGTH
+    elif unit == "tokens":
         setup = ('ENCODING = tiktoken.get_encoding("cl100k_base")',)
     elif _word_piece_file(unit) is not None:
         # chonkie counts a tokenizers.Tokenizer without special tokens, as the unit does.
@@ -401,8 +490,10 @@ def _semchunk(config: Config) -> Snippet:
     unit = p["unit"]
     imports: tuple[str, ...] = ()
     setup: tuple[str, ...] = ()
-    counter = {"chars": "len", "words": "lambda text: len(text.split())"}.get(unit)
-    if unit == "tokens":
+    counter = {"chars": "len"}.get(unit)
+    if unit == "words":
+        imports, setup, counter = ("import re",), _WORD_LENGTH, "words"
+    elif unit == "tokens":
         imports = ("import tiktoken",)
         setup = ('ENCODING = tiktoken.get_encoding("cl100k_base")',)
         counter = "ENCODING"

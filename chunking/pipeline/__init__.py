@@ -9,7 +9,8 @@ Both engines cut each document with the same :meth:`Job.chunk
 <chunking.pipeline.documents.Job.chunk>` and write the same Parquet schema to the same
 output folder (:mod:`.output`: resumable, atomic part files, ``errors.jsonl``,
 ``manifest.json``); ``local`` (:mod:`.local`) uses a process pool, ``ray``
-(:mod:`.ray_engine`) builds the pipeline with Ray Data.
+(:mod:`.ray_engine`) builds the pipeline with Ray Data, ``spark``
+(:mod:`.spark_engine`) runs it as Spark jobs (``binaryFile`` -> ``mapInPandas``).
 """
 
 from __future__ import annotations
@@ -129,6 +130,12 @@ def _run(
             from .ray_engine import run_ray
 
             timings = run_ray(sources, job, settings, limits, output, before, progress)
+        elif settings.engine == "spark":
+            from .spark_engine import run_spark
+
+            timings = run_spark(
+                sources, job, settings, limits, output, before, progress, sync.catch_up
+            )
         else:
             timings = _run_local(
                 sources, job, settings, limits, output, before, progress, embedder, sync

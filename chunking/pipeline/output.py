@@ -42,7 +42,7 @@ PARTS = "parts"
 STAGING_PREFIX = ".staging-"
 TEMP_SUFFIX = ".tmp"
 #: Packages whose versions the manifest records, when installed.
-VERSIONED = ("chunk-explorer", "pyarrow", "tiktoken", "sentence-transformers", "ray")
+VERSIONED = ("chunk-explorer", "pyarrow", "tiktoken", "sentence-transformers", "ray", "pyspark")
 
 #: A document already in the output: (content hash, name in the corpus).
 DocKey = tuple[str, str]

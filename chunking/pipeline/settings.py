@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..sinks.base import Target, check_collection_name
 
-ENGINES = ("local", "ray")
+ENGINES = ("local", "ray", "spark")
 #: Rows per part file by default (about 15 MB of text at 400 tokens a chunk).
 PART_ROWS = 10_000
 
@@ -28,12 +28,17 @@ class RunSettings:
     sinks: tuple[str, ...] = ()
     #: Their collection; None: named after the configuration's label.
     collection: str | None = None
+    #: The Spark engine's master (``spark://…``, ``sc://…`` for Spark Connect, ``local[N]``);
+    #: None: ``SPARK_REMOTE`` when set, else ``local[workers]``.
+    spark_master: str | None = None
 
     def check(self) -> None:
         if self.engine not in ENGINES:
             raise ValueError(f"unknown engine {self.engine!r}; choose one of {', '.join(ENGINES)}")
         if self.workers < 1:
             raise ValueError(f"--workers must be at least 1; got {self.workers}")
+        if self.spark_master is not None and self.engine != "spark":
+            raise ValueError("--spark-master needs --engine spark")
         if self.part_rows < 1:
             raise ValueError(f"--part-rows must be at least 1; got {self.part_rows}")
         if self.sinks and self.embed_model is None:

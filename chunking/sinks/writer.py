@@ -222,7 +222,7 @@ def search(
                 f"{where} holds {written.dimension}-dimensional vectors but {written.model} "
                 f"makes {embedder.dimension} here"
             )
-        vector = np.asarray(embedder.embed([question])[0], dtype=np.float32)
+        vector = np.asarray(embedder.embed_queries([question])[0], dtype=np.float32)
         return Found(sink.collection, written.model, sink.search(vector, k))
     finally:
         sink.close()

@@ -1,11 +1,18 @@
 """The ``recursive`` strategy: LangChain's recursive character splitting with exact
 offsets. The algorithm, and how it differs from LangChain's, is in
-:mod:`chunking.engine.recursive`."""
+:mod:`chunking.engine.recursive`.
+
+Its ``language`` preset takes the separators of LangChain's
+``RecursiveCharacterTextSplitter.from_language(...)`` for a programming or markup
+language, read from the installed ``langchain-text-splitters`` (the ``engines`` extra)
+when a text is cut, so that they are LangChain's own list for that version, as regular
+expressions (``from_language`` sets ``is_separator_regex=True``)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from functools import cache
 from typing import Any
 
 from ..engine.recursive import (
@@ -19,8 +26,51 @@ from ..model import Piece
 from ..params import Param, Strategy, overlap_below_size, overlap_param, size_param, unit_param
 from ..units import Sizer
 
+#: The languages of LangChain's ``Language`` enum (its values) that have separators,
+#: for the preset (``perl`` is in the enum, but LangChain has no list for it).
+LANGUAGES = (
+    *("c", "cobol", "cpp", "csharp", "elixir", "go", "haskell", "html", "java", "js"),
+    *("kotlin", "latex", "lua", "markdown", "php", "powershell", "proto", "python"),
+    *("r", "rst", "ruby", "rust", "scala", "sol", "swift", "ts", "visualbasic6"),
+)
+#: The ``language`` value that keeps the ``separators`` parameter.
+NO_LANGUAGE = "none"
+
+
+@cache
+def language_separators(language: str) -> tuple[str, ...]:
+    """LangChain's separators for ``language`` (regular expressions), as
+    ``RecursiveCharacterTextSplitter.from_language`` uses them; ``ValueError`` naming
+    the extra to install when ``langchain-text-splitters`` is missing."""
+    try:
+        from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
+    except ImportError:
+        raise ValueError(
+            f"the {language!r} preset reads LangChain's separator lists; install "
+            "langchain-text-splitters (pip install 'chunk-explorer[engines]') or set "
+            "language to 'none'"
+        ) from None
+    try:
+        which = Language(language)
+    except ValueError:
+        raise ValueError(
+            f"the installed langchain-text-splitters has no language {language!r}"
+        ) from None
+    return tuple(RecursiveCharacterTextSplitter.get_separators_for_language(which))
+
+
+def effective_separators(p: Mapping[str, Any]) -> tuple[list[str], bool]:
+    """The separators a configuration cuts at and whether they are regular expressions:
+    the language preset's (regular expressions), or the ``separators`` parameter."""
+    language = p.get("language", NO_LANGUAGE)
+    if language != NO_LANGUAGE:
+        return list(language_separators(language)), True
+    return list(p["separators"]), bool(p["is_separator_regex"])
+
 
 def _valid_separators(p: Mapping[str, Any]) -> None:
+    if p.get("language", NO_LANGUAGE) != NO_LANGUAGE:
+        return  # LangChain's own lists, checked when they are read
     if not p["is_separator_regex"]:
         if p["keep_separator"] == "none":
             for sep in p["separators"]:
@@ -63,16 +113,28 @@ SEPARATOR_REGEX = Param(
 )
 
 
+LANGUAGE = Param(
+    "language",
+    str,
+    NO_LANGUAGE,
+    "A preset: LangChain's separators for a programming or markup language, as "
+    "RecursiveCharacterTextSplitter.from_language(...) uses them (regular expressions; "
+    "they replace the separators above). 'none' keeps the separators above.",
+    choices=(NO_LANGUAGE, *LANGUAGES),
+)
+
+
 def _recursive(text: str, p: Mapping[str, Any], sizer: Sizer) -> Iterator[Piece]:
+    separators, regex = effective_separators(p)
     splitter = RecursiveSplitter(
         text,
         sizer,
         p["size"],
         p["overlap"],
-        p["separators"],
+        separators,
         p["keep_separator"],
         p["strip_whitespace"],
-        p["is_separator_regex"],
+        regex,
     )
     return recursive_pieces(text, sizer, splitter)
 
@@ -91,6 +153,7 @@ RECURSIVE = Strategy(
         KEEP_SEPARATOR,
         STRIP_WHITESPACE,
         SEPARATOR_REGEX,
+        LANGUAGE,
     ),
     checks=(overlap_below_size, _valid_separators),
     split=_recursive,

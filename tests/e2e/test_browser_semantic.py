@@ -79,7 +79,7 @@ def _load(page: Page, url: str) -> None:
 
     Every test waits for the end of a run before it switches pages, so that each step
     sees the finished state of the one before. (Sidebar values lost in a page change
-    during a run are covered by ``persist_state=widgets.PERSIST`` and its AppTests.)
+    during a run are covered by ``persist_state=state.PERSIST`` and its AppTests.)
     """
     page.goto(url)
     expect(page.get_by_test_id("stMain").locator("h1").first).to_be_visible()

@@ -1,0 +1,300 @@
+"""``chunk-explorer tune``: search chunking configurations, show the quality–cost front
+and whether the winner is real.
+
+::
+
+    chunk-explorer tune --dataset chroma-eval --corpus-id state_of_the_union \\
+        --strategy recursive token --size 100 200 400 --overlap 0 50 --unit tokens \\
+        --sampler grid --model minilm-static
+    chunk-explorer tune --dataset chroma-eval --space space.json --sampler tpe --trials 12
+    chunk-explorer tune --document notes.md --questions notes_questions.csv --size 200 400
+    chunk-explorer tune --dataset chroma-eval --size 200 400 --dry-run
+
+The inputs are ``evaluate``'s (:func:`~chunking.cli.evaluate.add_source_arguments`), or
+``--document FILE`` with ``--questions`` for the user's own document. Progress goes to
+stderr when it is a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..config import Config
+from ..evaluation.questions import Question, read_questions
+from ..evaluation.techniques import AXES as TECHNIQUE_AXES
+from ..tuning.holdout import DEFAULT_HOLDOUT, split_questions
+from ..tuning.objectives import COST_LABELS, COSTS, OBJECTIVE_LABELS, OBJECTIVES
+from ..tuning.samplers import SAMPLERS
+from ..tuning.search import TuneOptions, TuneResult, plan, tune
+from ..tuning.space import Space, load_space
+from ..units import DEFAULT_MODEL
+from .evaluate import NO_MODEL, Source, add_source_arguments, load_source
+from .options import load_config, output, parse_param, terminal_progress
+
+#: The flags that declare the space by lists.
+LIST_FLAGS = (
+    "strategy",
+    "size",
+    "overlap",
+    "unit",
+    "retriever",
+    "embedding",
+    "context",
+    "returned",
+)
+
+
+def add_tune_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``tune`` subcommand; its handler raises ``ValueError`` for bad input."""
+    parser = subparsers.add_parser(
+        "tune",
+        help="search configurations: the quality-cost front and whether the winner is real",
+        description="Search a space of chunking configurations on questions with gold "
+        "spans; report every trial with its 95 %% interval, the quality-cost front, the "
+        "winner against the runner-up and a baseline, and its score on held-out questions.",
+    )
+    return configure_parser(parser)
+
+
+def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    add_source_arguments(parser)
+    parser.add_argument(
+        "--document", metavar="FILE", help="your own document (with --questions about it)"
+    )
+    space = parser.add_argument_group("the space (lists, or --space)")
+    space.add_argument("--space", metavar="SPACE.json", help="read the space from a JSON file")
+    space.add_argument("--strategy", nargs="+", metavar="NAME", help="default: recursive")
+    space.add_argument("--size", nargs="+", type=int, metavar="N", help="size limits")
+    space.add_argument(
+        "--overlap", nargs="+", type=float, metavar="N", help="overlaps; 0<N<1 = share of size"
+    )
+    space.add_argument("--unit", nargs="+", choices=("chars", "words", "tokens", "model"))
+    space.add_argument(
+        "--param", action="append", default=[], metavar="NAME=VALUE", help="fixed parameter"
+    )
+    for axis in TECHNIQUE_AXES:
+        flag = "--return" if axis.name == "returned" else f"--{axis.name}"
+        choices = tuple(c for c in axis.choices or () if c != "llm")
+        space.add_argument(
+            flag,
+            dest=axis.name,
+            nargs="+",
+            metavar="|".join(choices) + ("|window:N" if axis.pattern else ""),
+            help=f"values searched (default {axis.default})",
+        )
+    space.add_argument(
+        "--top-k", nargs="+", type=int, metavar="K", help="units returned per question (default 5)"
+    )
+    search = parser.add_argument_group("the search")
+    search.add_argument("--sampler", choices=SAMPLERS, default="tpe")
+    search.add_argument(
+        "--trials", type=int, metavar="N", help="trials to run (default: all for grid, a third)"
+    )
+    search.add_argument("--seed", type=int, default=0)
+    search.add_argument("--objective", choices=OBJECTIVES, default="recall")
+    search.add_argument("--cost", choices=COSTS, default="tokens_sent")
+    search.add_argument(
+        "--holdout",
+        type=float,
+        default=DEFAULT_HOLDOUT,
+        metavar="SHARE",
+        help="share of each document's questions held out (default 0.3; 0: none)",
+    )
+    search.add_argument(
+        "--baseline",
+        metavar="CONFIG.json",
+        help="the configuration to beat (default recursive, 400 tokens, overlap 0)",
+    )
+    parser.add_argument(
+        "--model",
+        metavar="NAME",
+        default=DEFAULT_MODEL,
+        help="embedding model (default the bundled all-MiniLM-L6-v2; minilm-static is fast; "
+        "'none' with --retriever bm25 or --objective precision_omega)",
+    )
+    parser.add_argument("--dry-run", action="store_true", help="count and estimate, run nothing")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--out", metavar="DIR", help="write tune.json, trials.parquet, per_question.parquet"
+    )
+    parser.add_argument("--html", metavar="REPORT.html", help="also write an HTML report")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    parser.set_defaults(handler=run_tune, given_chunks=False)
+    return parser
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def _source(args: argparse.Namespace) -> Source:
+    """``evaluate``'s inputs, or ``--document FILE`` with ``--questions``."""
+    if args.document is None:
+        return load_source(args)
+    if args.dataset or args.corpus:
+        raise ValueError("give --document FILE with --questions, or --dataset/--corpus; not both")
+    if not args.questions:
+        raise ValueError("--document needs --questions FILE (CSV or JSONL about that document)")
+    from ..documents.io import read_path
+
+    document = read_path(args.document)
+    name = Path(args.document).stem
+    documents = {name: document.text}
+    questions = read_questions(args.questions, documents, document_id=name)
+    return Source(documents, questions, None, None)
+
+
+def build_space(args: argparse.Namespace) -> Space:
+    """The space of ``--space`` or of the list flags (not both)."""
+    given = [f for f in LIST_FLAGS if getattr(args, f) is not None]
+    if args.space:
+        flags = [("--return" if f == "returned" else f"--{f}") for f in given]
+        flags += ["--param"] * bool(args.param) + ["--top-k"] * bool(args.top_k)
+        if flags:
+            raise ValueError(f"give either --space or the list flags, not both (drop {flags[0]})")
+        return load_space(args.space)
+    data: dict[str, Any] = {"strategy": args.strategy or ["recursive"]}
+    for name in ("size", "overlap", "unit", "retriever", "embedding", "context"):
+        if getattr(args, name):
+            data[name] = getattr(args, name)
+    if args.returned:
+        data["return"] = args.returned
+    if args.top_k:
+        data["top_k"] = args.top_k
+    if args.param:
+        data["params"] = dict(parse_param(p) for p in args.param)
+    return Space.from_dict(data)
+
+
+def _embedder(name: str):  # -> Embedder | None
+    if name.lower() == NO_MODEL:
+        return None
+    from ..embedding.models import get_embedder
+
+    return get_embedder(name)
+
+
+def _model_name(name: str) -> str | None:
+    if name.lower() == NO_MODEL:
+        return None
+    from ..embedding.models import canonical_model_name
+
+    return canonical_model_name(name)
+
+
+# ------------------------------------------------------------------------- running
+
+
+def run_tune(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """The ``tune`` handler: load, plan, search, print and write."""
+    out = out or sys.stdout
+    space = build_space(args)
+    source = _source(args)
+    options = TuneOptions(
+        sampler=args.sampler,
+        trials=args.trials,
+        seed=args.seed,
+        objective=args.objective,
+        cost=args.cost,
+        holdout=args.holdout,
+        scope=source.scope,
+    )
+    baseline: Config | None = load_config(args.baseline) if args.baseline else None
+    if args.dry_run:
+        tuning, held_out = split_questions(source.questions, options.holdout, options.seed)
+        the_plan = plan(source.documents, tuning, space, options, _model_name(args.model))
+        _write_plan(the_plan.to_dict(), the_plan.describe(), tuning, held_out, args.format, out)
+        return 0
+    show = not args.quiet and sys.stderr.isatty()
+    embedder = _embedder(args.model)
+    result = tune(
+        source.documents,
+        source.questions,
+        space,
+        embedder,
+        options,
+        baseline,
+        terminal_progress("tune", sys.stderr, enabled=show),
+    )
+    if show:
+        sys.stderr.write("\n")
+    if args.format == "json":
+        out.write(json.dumps(_json_ready(result.to_dict()), indent=2, ensure_ascii=False) + "\n")
+    else:
+        write_text(result, out)
+    if args.out:
+        write_outputs(result, Path(args.out))
+    if args.html:
+        from ..tuning.report import tune_report
+
+        with output(args.html) as handle:
+            handle.write(tune_report(result))
+    return 0
+
+
+def _json_ready(value: Any) -> Any:
+    """NaN as null (JSON has no NaN)."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_ready(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_ready(v) for v in value]
+    return value
+
+
+def _write_plan(
+    data: dict[str, Any],
+    text: str,
+    tuning: list[Question],
+    held_out: list[Question],
+    fmt: str,
+    out: TextIO,
+) -> None:
+    if fmt == "json":
+        data = {**data, "questions": {"tuning": len(tuning), "held_out": len(held_out)}}
+        out.write(json.dumps({"dry_run": True, **data}, indent=2, ensure_ascii=False) + "\n")
+        return
+    out.write(text + "\n")
+    for reason in data["skipped"]:
+        out.write(f"- skipped {reason}\n")
+
+
+def write_text(result: TuneResult, out: TextIO) -> None:
+    """The trials, the front and the verdict as people read them."""
+    options = result.options
+    objective, cost = OBJECTIVE_LABELS[options.objective], COST_LABELS[options.cost]
+    out.write(result.plan.describe() + "\n\n")
+    width = max(len(t.label) for t in result.trials)
+    out.write(f"{'trial':<{width}}  {objective + ' [95 % interval]':<24}  {cost}\n")
+    for t in result.trials:
+        marks = " front" if t.on_front else ""
+        marks += f" (same chunks as {t.duplicate_of})" if t.duplicate_of else ""
+        interval = f"{t.interval.mean:.3f} [{t.interval.low:.3f}, {t.interval.high:.3f}]"
+        out.write(f"{t.label:<{width}}  {interval:<24}  {t.costs[options.cost]:,.1f}{marks}\n")
+    out.write("\nFront: " + "; ".join(result.front) + "\n\nIs the winner real?\n")
+    for line in result.verdict():
+        out.write(f"- {line}\n")
+    for warning in result.warnings:
+        out.write(f"warning: {warning}\n")
+    if result.texts_requested:
+        out.write(
+            f"\nEmbedded {result.texts_embedded:,} of {result.texts_requested:,} texts "
+            f"requested (the rest came from the cache); {result.seconds:.1f} s.\n"
+        )
+
+
+def write_outputs(result: TuneResult, folder: Path) -> None:
+    """``tune.json``, ``trials.parquet`` and ``per_question.parquet`` into ``folder``."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"cannot create {folder}: {exc.strerror or exc}") from None
+    data = json.dumps(_json_ready(result.to_dict()), indent=2, ensure_ascii=False)
+    (folder / "tune.json").write_text(data + "\n", encoding="utf-8")
+    result.trials_frame().to_parquet(folder / "trials.parquet", index=False)
+    result.per_question().to_parquet(folder / "per_question.parquet", index=False)

@@ -1,0 +1,150 @@
+"""The page view of a PDF in Explore, next to the text view: the page image with every
+chunk's exact character range drawn as per-line rectangles, and the sidebar's choices
+for reading a PDF (reading order, furniture).
+
+The geometry and the SVG come from the core (:mod:`chunking.viz.pdf_pages`); the page
+image from :func:`chunking.documents.pdf.render_page`, cached here per page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import streamlit as st
+
+from chunking import Chunk
+from chunking.documents.pdf import PdfError, render_page
+from chunking.viz.pdf_pages import overlay_svg, page_furniture, page_overlay, reading_order
+from chunking.viz.render import Page
+from pages import cached
+from pages.state import PERSIST, clamp_state
+
+ORDER_KEY = "pdf.order"
+FURNITURE_KEY = "pdf.keep_furniture"
+PAGE_KEY = "explore.pdf_page"
+ARROWS_KEY = "explore.pdf_arrows"
+_SYNCED = "_ce_pdf_synced"
+#: Pixels per PDF point of the page image.
+SCALE = 1.25
+ORDERS = {"layout": "layout (column by column)", "stream": "content stream"}
+
+
+def reading_controls() -> tuple[str, bool]:
+    """The sidebar's choices for reading a PDF: reading order, keep furniture."""
+    order = st.radio(
+        "Reading order",
+        list(ORDERS),
+        format_func=ORDERS.__getitem__,
+        horizontal=True,
+        persist_state=PERSIST,
+        key=ORDER_KEY,
+        help="Layout: the columns of each page are found and read one after the other. "
+        "Content stream: the order in which the PDF draws its text (two columns often "
+        "come out line by line across both).",
+    )
+    keep = st.toggle(
+        "Keep headers and footers",
+        persist_state=PERSIST,
+        key=FURNITURE_KEY,
+        help="Running headers, footers and page numbers are left out of the chunked text "
+        "by default; the page view shows them struck through either way.",
+    )
+    return str(order or "layout"), bool(keep)
+
+
+def has_pages(source: cached.Source) -> bool:
+    """Whether the page view can be drawn: a PDF read with its boxes."""
+    return source.document.pdf is not None
+
+
+@cached.bounded("pdf_pages", "Drawing the page…")
+def _page_png(key: str, page: int, scale: float, _data: bytes) -> bytes:
+    return render_page(_data, page, scale=scale)
+
+
+def page_view(
+    source: cached.Source,
+    data: bytes,
+    chunks: Sequence[Chunk],
+    shown: Page,
+    *,
+    unit: str,
+    selected: int | None = None,
+    heat: Sequence[int] | None = None,
+    gold: Sequence[tuple[int, int]] = (),
+) -> None:
+    """The page of the PDF that the text view shows (``shown``), or the one chosen."""
+    document = source.document
+    pdf = document.pdf
+    if pdf is None:
+        return
+    for warning in pdf.warnings:
+        st.warning(warning)
+    count = len(pdf.layouts)
+    # The selected chunk's page when the text view shows it, else its first chunk's.
+    index = shown.first
+    if selected is not None and shown.first <= selected < shown.last:
+        index = selected
+    synced = document.page_of(chunks[index].start)
+    mark = (source.key, shown.number, selected)
+    if st.session_state.get(_SYNCED) != mark and synced is not None:
+        st.session_state[_SYNCED] = mark
+        st.session_state[PAGE_KEY] = synced  # follow the text view's pager
+    clamp_state(PAGE_KEY, 1, count)
+    nav, arrows_col = st.columns([1, 1], vertical_alignment="bottom")
+    number = int(
+        nav.number_input(
+            f"PDF page (of {count})",
+            min_value=1,
+            max_value=count,
+            step=1,
+            persist_state=PERSIST,
+            key=PAGE_KEY,
+            help="Follows the text view's page; choose another to look around.",
+        )
+    )
+    arrows = arrows_col.toggle("Reading order arrows", persist_state=PERSIST, key=ARROWS_KEY)
+    layout = pdf.layouts[number - 1]
+    start, end = pdf.pages[number - 1]
+    on_page = document.with_pages([c for c in chunks if c.start < end and c.end > start])
+    overlay = page_overlay(on_page, number)
+    try:
+        image = _page_png(source.key, number, SCALE, data)
+    except PdfError as exc:
+        st.info(f"The page image cannot be drawn ({exc}); the rectangles are shown alone.")
+        image = None
+    furniture = page_furniture(pdf, number)
+    gold_boxes = [box for s, e in gold for box in document.boxes_of(s, e) if box[0] == number]
+    heat_of = None
+    if heat is not None:
+        heat_of = {c.index: heat[c.index] for c in on_page if c.index < len(heat)}
+    svg = overlay_svg(
+        overlay,
+        width=layout.width,
+        height=layout.height,
+        scale=SCALE,
+        image=image,
+        unit=unit,
+        selected=selected,
+        furniture=furniture,
+        arrows=reading_order(pdf, number) if arrows else (),
+        heat=heat_of,
+        gold=gold_boxes,
+    )
+    st.html(f'<div class="ce-pdf-view" style="overflow:auto;max-height:900px">{svg}</div>')
+    columns = "no text" if not layout.has_text else f"{layout.columns} column(s)"
+    notes = [
+        f"Page {number}: {columns}",
+        f"{len({r.chunk for r in overlay.rects})} chunks drawn",
+    ]
+    if overlay.overlaps:
+        notes.append(f"{len(overlay.overlaps)} overlaps (hatched)")
+    if layout.crossing:
+        notes.append(f"{len(layout.crossing)} line(s) cross a gutter")
+    if furniture:
+        kept = "kept in the text" if pdf.keep_furniture else "left out of the text"
+        notes.append(f"{len(furniture)} header/footer line(s), struck through, {kept}")
+    st.caption(
+        " · ".join(notes) + ". Hover over a rectangle for its chunk's index, offsets and "
+        "size; the selected chunk (Chunks, below) is outlined in red."
+    )
