@@ -1,50 +1,105 @@
 """Many sessions at once: real browser sessions against one app server.
 
     .venv/bin/python -m bench.bench_load                 # from the repository root
-    .venv/bin/python -m bench.bench_load --sessions 8 --uploads 50
+    .venv/bin/python -m bench.bench_load --sessions 8 --uploads 50 --big-round 16
 
-Phases (each session is its own browser context, all driven concurrently):
+Every expected count is the core's count for the configuration a new session starts
+with (:func:`app_default`: the registry's first strategy with its defaults, as the
+sidebar's controls start), never a fixed one. Phases (each session is its own browser
+context, all driven concurrently):
 
 1. explore: every session opens ``/explore`` on the default sample; then, round after
    round, all of them change the chunk size at the same moment. Measured per session:
    the time until the new chunk count is shown, checked against the core's count.
-2. semantic: two sessions open the Semantic page at once; measured: the time until its
+2. big round: the same with ``--big-round`` sessions (16 by default; 0 skips it).
+3. novel: ``--novel-sessions`` sessions upload the 700 KB novel
+   (``../shared/datasets/books/pride_and_prejudice.txt``), then change the size together.
+4. semantic: two sessions open the Semantic page at once; measured: the time until its
    chunk count is shown (the first one embeds the sample's sentences).
-3. upload: every session uploads a different 1 MB document at the same moment;
+5. upload: every session uploads a different 1 MB document at the same moment;
    measured: the time until its chunk count is shown, checked against the core.
-4. memory: one session uploads ``--uploads`` distinct documents one after another; the
+6. memory: one session uploads ``--uploads`` distinct documents one after another; the
    server's resident memory is read after each, to show whether caches level off.
 
-Reported: p50/p95 per phase, wrong counts, errors shown by the app (``stException`` /
-``stAlert`` of the error kind), and the server's RSS. A benchmark, not a test: it
-asserts nothing, it prints figures.
+Reported: p50/p95 per phase, and every wrong count (a count shown and left standing
+for ``SETTLE_S`` seconds with the app idle, or shown at a time-out) and every time-out
+(no count at all), with what the page showed; errors shown by the app
+(``stException`` / ``stAlert`` of the error kind); the server's RSS; the machine's load
+(``os.getloadavg``) at the start and the end. A benchmark, not a test: it asserts
+nothing, it prints figures.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import chunking
-from chunking.documents.io import read_path
+from chunking.documents.io import read_bytes, read_path
 from tests.e2e.harness import CHROMIUM, CHROMIUM_ARGS, app_server, wait_until_idle
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPORA = ROOT.parent / "shared" / "datasets" / "chroma-eval" / "corpora"
-SAMPLE = ROOT / "sample_docs" / "technical_guide.md"  # the app's default sample
+NOVEL = ROOT.parent / "shared" / "datasets" / "books" / "pride_and_prejudice.txt"
 SIZES = (600, 800, 400, 1200, 500)
 DOC_CHARS = 1_000_000
 TIMEOUT_MS = 180_000
+#: A count other than the expected one, shown this long with the app idle, is wrong.
+SETTLE_S = 10
+
+
+def app_default() -> chunking.Config:
+    """The configuration a new session starts with: the sidebar's strategy box starts at
+    the registry's first strategy and every parameter at its default
+    (``pages/config_controls.py``, ``param_widgets.param_start``)."""
+    return chunking.Config.create(next(iter(chunking.strategies())))
+
+
+def sample_path() -> Path:
+    """The sample a new session opens (the app's ``DEFAULT_SAMPLE`` in its folder)."""
+    from pages.sidebar import DEFAULT_SAMPLE, sample_dir
+
+    return sample_dir() / DEFAULT_SAMPLE
+
+
+def expected_count(text: str, size: int | None = None) -> str:
+    """The core's chunk count for the app's default configuration (at ``size``), as the
+    Chunks metric shows it."""
+    config = app_default()
+    if size is not None:
+        config = chunking.Config.create(config.strategy, **{**config.params, "size": size})
+    return f"{len(chunking.run(text, config)):,}"
+
+
+def uploaded_text(data: bytes, name: str) -> str:
+    """The text the app reads from an upload (the same reader)."""
+    return read_bytes(data, name).text
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f}, {five:.2f}, {fifteen:.2f} (nproc {os.cpu_count()})"
+
 
 COUNT_JS = """() => {
   const m = [...document.querySelectorAll('[data-testid="stMetric"]')]
     .find(m => m.innerText.startsWith('Chunks'));
   return m ? m.querySelector('[data-testid="stMetricValue"]').innerText : null;
 }"""
+#: Settles on "ok", "wrong:<shown>" (another count standing with the app idle) or nothing.
+SETTLED_JS = """([e, settle]) => {
+  const v = (COUNT)();
+  if (v !== null && (e === null || v === e)) return "ok";
+  const running = document.querySelector('[data-testid="stStatusWidget"]');
+  if (v === null || running) { window.__ceSince = 0; return false; }
+  window.__ceSince = window.__ceSince || Date.now();
+  return Date.now() - window.__ceSince > settle * 1000 ? "wrong:" + v : false;
+}""".replace("COUNT", COUNT_JS)
 ERRORS_JS = """() => [...document.querySelectorAll(
     '[data-testid="stException"], [data-testid="stAlertContentError"]')]
   .map(e => e.innerText.slice(0, 200))"""
@@ -55,17 +110,29 @@ class Phase:
     name: str
     seconds: list[float] = field(default_factory=list)
     wrong: list[str] = field(default_factory=list)
+    timeouts: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
     def line(self) -> str:
+        problems = (
+            f"wrong counts {len(self.wrong)}, time-outs {len(self.timeouts)}, "
+            f"errors {len(self.errors)}"
+        )
         if not self.seconds:
-            return f"{self.name}: no measurement; errors {self.errors[:3]}"
+            return f"{self.name}: no measurement; {problems}"
         ordered = sorted(self.seconds)
         p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
         return (
             f"{self.name}: n={len(ordered)} p50 {statistics.median(ordered):.2f} s, "
-            f"p95 {p95:.2f} s, max {ordered[-1]:.2f} s; wrong counts {len(self.wrong)}, "
-            f"errors {len(self.errors)}"
+            f"p95 {p95:.2f} s, max {ordered[-1]:.2f} s; {problems}"
+        )
+
+    def problems(self) -> list[str]:
+        """Every wrong count, time-out and error, one line each."""
+        return (
+            [f"wrong count: {w}" for w in self.wrong]
+            + [f"time-out: {t}" for t in self.timeouts]
+            + [f"error shown: {e}" for e in self.errors]
         )
 
 
@@ -87,18 +154,26 @@ def rss_mb(pid: int) -> float:
 
 
 async def wait_count(page, expected: str | None, phase: Phase, start: float) -> None:
-    """Wait until the Chunks metric shows ``expected`` (any value when None)."""
+    """Wait until the Chunks metric shows ``expected`` (any value when None); a count
+    that stays another with the app idle is a wrong count, no count a time-out."""
+    await page.evaluate("() => { window.__ceSince = 0; }")
     try:
-        await page.wait_for_function(
-            f"e => {{ const v = ({COUNT_JS})(); return v !== null && (e === null || v === e); }}",
-            arg=expected,
-            polling=100,
-            timeout=TIMEOUT_MS,
+        handle = await page.wait_for_function(
+            SETTLED_JS, arg=[expected, SETTLE_S], polling=100, timeout=TIMEOUT_MS
         )
-        phase.seconds.append(time.perf_counter() - start)
-    except Exception as exc:  # a timeout: record what the page shows instead
+        outcome = await handle.json_value()
+        if outcome == "ok":
+            phase.seconds.append(time.perf_counter() - start)
+        else:
+            shown = str(outcome).removeprefix("wrong:")
+            phase.wrong.append(f"expected {expected}, shown {shown} (app idle {SETTLE_S} s)")
+    except Exception as exc:  # a time-out: record what the page shows instead
         shown = await page.evaluate(COUNT_JS)
-        phase.wrong.append(f"expected {expected}, shown {shown} ({type(exc).__name__})")
+        took = f"after {TIMEOUT_MS / 1000:.0f} s ({type(exc).__name__})"
+        if shown is None:
+            phase.timeouts.append(f"expected {expected}, no count shown {took}")
+        else:
+            phase.wrong.append(f"expected {expected}, shown {shown} {took}")
     phase.errors.extend(await page.evaluate(ERRORS_JS))
 
 
@@ -107,7 +182,7 @@ async def size_field(page):
 
 
 async def explore_phase(browser, url: str, sessions: int, phase: Phase) -> None:
-    text = read_path(SAMPLE).text
+    text = read_path(sample_path()).text
     contexts = [
         await browser.new_context(viewport={"width": 1440, "height": 1000}) for _ in range(sessions)
     ]
@@ -117,15 +192,35 @@ async def explore_phase(browser, url: str, sessions: int, phase: Phase) -> None:
     start = time.perf_counter()
     await asyncio.gather(*(wait_count(p, None, opened, start) for p in pages))
     for size in SIZES:
-        expected = f"{len(chunking.chunk(text, 'recursive', size=size)):,}"
+        expected = expected_count(text, size)
         fields = [await size_field(p) for p in pages]
         await asyncio.gather(*(f.fill(str(size)) for f in fields))
         start = time.perf_counter()
         await asyncio.gather(*(f.press("Enter") for f in fields))
         await asyncio.gather(*(wait_count(p, expected, phase, start) for p in pages))
     phase.errors.extend(opened.errors)
+    phase.wrong.extend(opened.wrong)
+    phase.timeouts.extend(opened.timeouts)
     for c in contexts:
         await c.close()
+
+
+async def novel_phase(browser, url: str, sessions: int, phase: Phase) -> None:
+    """``sessions`` sessions upload the novel at once, then change the size together."""
+    data = NOVEL.read_bytes()
+    text = uploaded_text(data, NOVEL.name)
+    opened = [await open_upload(browser, url) for _ in range(sessions)]
+    pages = [page for _, page in opened]
+    await asyncio.gather(*(upload(p, data, NOVEL.name, phase) for p in pages))
+    for size in SIZES[1:4]:
+        expected = expected_count(text, size)
+        fields = [await size_field(p) for p in pages]
+        await asyncio.gather(*(f.fill(str(size)) for f in fields))
+        start = time.perf_counter()
+        await asyncio.gather(*(f.press("Enter") for f in fields))
+        await asyncio.gather(*(wait_count(p, expected, phase, start) for p in pages))
+    for context, _ in opened:
+        await context.close()
 
 
 async def semantic_phase(browser, url: str, phase: Phase) -> None:
@@ -140,13 +235,15 @@ async def semantic_phase(browser, url: str, phase: Phase) -> None:
         await c.close()
 
 
-async def upload(page, text: str, name: str, phase: Phase) -> None:
+async def upload(page, data: str | bytes, name: str, phase: Phase) -> None:
+    """Upload ``data`` as ``name`` and wait for the default configuration's count."""
+    raw = data.encode() if isinstance(data, str) else data
+    expected = expected_count(uploaded_text(raw, name))
     sidebar = page.get_by_test_id("stSidebar")
-    expected = f"{len(chunking.chunk(text, 'recursive', size=1000)):,}"
     start = time.perf_counter()
     await sidebar.locator(
         '.st-key-upload [data-testid="stFileUploaderDropzoneInput"]'
-    ).set_input_files({"name": name, "mimeType": "text/plain", "buffer": text.encode()})
+    ).set_input_files({"name": name, "mimeType": "text/plain", "buffer": raw})
     await wait_count(page, expected, phase, start)
 
 
@@ -189,9 +286,10 @@ async def memory_phase(browser, url: str, pid: int | None, n: int, phase: Phase)
     return curve
 
 
-async def run(url: str, pid: int | None, sessions: int, uploads: int) -> None:
+async def run(args: argparse.Namespace, url: str, pid: int | None) -> None:
     from playwright.async_api import async_playwright
 
+    print(f"start: {load()}; default configuration {app_default().label()}", flush=True)
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         warm = await browser.new_context()
@@ -201,27 +299,50 @@ async def run(url: str, pid: int | None, sessions: int, uploads: int) -> None:
         await warm.close()
         if pid is not None:
             print(f"server warm; idle after {wait_until_idle(pid):.1f} s; RSS {rss_mb(pid):.0f} MB")
-        phases = [Phase("explore size change"), Phase("semantic first view"), Phase("upload 1 MB")]
-        await explore_phase(browser, url, sessions, phases[0])
-        print(phases[0].line(), flush=True)
-        await semantic_phase(browser, url, phases[1])
-        print(phases[1].line(), flush=True)
-        await upload_phase(browser, url, sessions, phases[2])
-        print(phases[2].line(), flush=True)
+        phases: list[Phase] = []
+
+        async def measured(phase: Phase, work) -> None:
+            phases.append(phase)
+            await work
+            print(phase.line(), f"[{load()}]", flush=True)
+
+        await measured(
+            explore := Phase(f"explore size change x{args.sessions}"),
+            explore_phase(browser, url, args.sessions, explore),
+        )
+        if args.big_round:
+            await measured(
+                big := Phase(f"explore size change x{args.big_round}"),
+                explore_phase(browser, url, args.big_round, big),
+            )
+        if args.novel_sessions:
+            await measured(
+                novel := Phase(f"novel 700 KB x{args.novel_sessions} (upload, size changes)"),
+                novel_phase(browser, url, args.novel_sessions, novel),
+            )
+        await measured(
+            semantic := Phase("semantic first view"), semantic_phase(browser, url, semantic)
+        )
+        await measured(
+            uploads := Phase(f"upload 1 MB x{args.sessions}"),
+            upload_phase(browser, url, args.sessions, uploads),
+        )
         if pid is not None:
             print(f"server RSS after the concurrent phases: {rss_mb(pid):.0f} MB")
         memory = Phase("sequential uploads")
-        curve = await memory_phase(browser, url, pid, uploads, memory)
-        print(memory.line())
+        phases.append(memory)
+        curve = await memory_phase(browser, url, pid, args.uploads, memory)
+        print(memory.line(), f"[{load()}]")
         if curve:
             marks = sorted({0, *range(9, len(curve), 10), len(curve) - 1})
             print(
                 "server RSS (MB) after upload "
                 + ", ".join(f"{k + 1}: {curve[k]:.0f}" for k in marks)
             )
-        for phase in (*phases, memory):
-            for problem in (phase.wrong + phase.errors)[:5]:
+        for phase in phases:
+            for problem in phase.problems():
                 print(f"  {phase.name}: {problem}")
+        print(f"end: {load()}")
         await browser.close()
 
 
@@ -230,9 +351,15 @@ def main() -> None:
     parser.add_argument("--url", help="an already running app (default: start one)")
     parser.add_argument("--sessions", type=int, default=8)
     parser.add_argument("--uploads", type=int, default=50)
+    parser.add_argument(
+        "--big-round", type=int, default=16, help="sessions of the big round (0: none)"
+    )
+    parser.add_argument(
+        "--novel-sessions", type=int, default=4, help="sessions on the novel (0: none)"
+    )
     args = parser.parse_args()
     with app_server(args.url) as server:
-        asyncio.run(run(server.url, server.pid, args.sessions, args.uploads))
+        asyncio.run(run(args, server.url, server.pid))
 
 
 if __name__ == "__main__":

@@ -9,37 +9,64 @@ strategy name with its complete, validated parameters; creating one raises
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from .libraries import LIBRARIES
 from .params import Strategy
-from .splitters import BUILT_IN
 from .units import TOKENIZER_PREFIX, get_sizer
 
-_REGISTRY: dict[str, Strategy] = {s.name: s for s in (*BUILT_IN, *LIBRARIES)}
+# The registry is filled on first use, not at import: the strategies' modules (and the
+# libraries' adapters) are most of what ``import chunking`` would otherwise cost.
+_STRATEGIES: dict[str, Strategy] = {}
+_LOADED = threading.Event()
+_LOADING = threading.RLock()
+
+
+def _registry() -> dict[str, Strategy]:
+    """Every strategy by name: the built-in ones and the libraries' (their modules are
+    imported the first time any strategy is asked for), then those added with
+    :func:`register`."""
+    if not _LOADED.is_set():
+        with _LOADING:
+            if not _LOADED.is_set():
+                from .libraries import LIBRARIES
+                from .splitters import BUILT_IN
+
+                _STRATEGIES.update({s.name: s for s in (*BUILT_IN, *LIBRARIES)})
+                _LOADED.set()
+    return _STRATEGIES
+
+
+def __getattr__(name: str) -> Any:
+    """``_REGISTRY``: the registry's dict itself, filled (for tests that patch it)."""
+    if name == "_REGISTRY":
+        return _registry()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def register(strategy: Strategy) -> Strategy:
     """Add a strategy to the registry (after the built-in ones); returns it."""
-    if strategy.name in _REGISTRY:
+    registry = _registry()
+    if strategy.name in registry:
         raise ValueError(f"a strategy named {strategy.name!r} is already registered")
-    _REGISTRY[strategy.name] = strategy
+    registry[strategy.name] = strategy
     return strategy
 
 
 def strategies() -> Mapping[str, Strategy]:
     """Every registered strategy by name, in the order users see them."""
-    return MappingProxyType(_REGISTRY)
+    return MappingProxyType(_registry())
 
 
 def get_strategy(name: str) -> Strategy:
+    registry = _registry()
     try:
-        return _REGISTRY[name]
+        return registry[name]
     except KeyError:
-        known = ", ".join(_REGISTRY)
+        known = ", ".join(registry)
         raise ValueError(f"unknown strategy {name!r}; choose one of: {known}") from None
 
 

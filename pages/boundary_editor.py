@@ -333,7 +333,10 @@ def _settings() -> tuple[int, str, int | None]:
 
 
 def score(
-    source: cached.Source, found: Drawn, chunks: Sequence[Chunk], settings: tuple[int, str, int | None]
+    source: cached.Source,
+    found: Drawn,
+    chunks: Sequence[Chunk],
+    settings: tuple[int, str, int | None],
 ) -> BoundaryScores:
     text = source.document.text
     tolerance, unit, k = settings
@@ -443,21 +446,24 @@ def compare_section(
     found = drawn(source)
     if found is None:
         st.info(
-            "Draw or load a gold segmentation of this document in Explore (\"Edit "
-            "boundaries\") to rank these configurations by how close they cut to it."
+            'Draw or load a gold segmentation of this document in Explore ("Edit '
+            'boundaries") to rank these configurations by how close they cut to it.'
         )
         return
     settings = _settings()
     scored = {names[x]: score(source, found, chunked[x], settings) for x in chunked}
     counts = {names[x]: len(chunked[x]) for x in chunked}
-    by = st.radio(
-        "Rank by",
-        RANKINGS,
-        format_func=lambda m: METRIC_NAMES[m],
-        horizontal=True,
-        persist_state=state.PERSIST,
-        key=RANK_KEY,
-    ) or "b"
+    by = (
+        st.radio(
+            "Rank by",
+            RANKINGS,
+            format_func=lambda m: METRIC_NAMES[m],
+            horizontal=True,
+            persist_state=state.PERSIST,
+            key=RANK_KEY,
+        )
+        or "b"
+    )
     band = human_band()
     bands = {"b": band.b, "pk": band.pk, "windowdiff": band.windowdiff}
     st.plotly_chart(

@@ -293,6 +293,8 @@ def run_sweep(
     technique_json = json.dumps(asdict(technique), sort_keys=True)
     key = (qs.key, grid_json(grid), settings_json, technique_json, tuple(models))
     counts = [0, 0]
+    if not all(model_choice.endpoint_allowed(m) for m in models):
+        return None
     try:
         for model in models:
             run_key = "|".join([*key[:4], model])
@@ -313,14 +315,17 @@ def run_sweep(
 def models_select(key: str) -> list[str]:
     """The embedding models to compare: the bundled one, the fast fake, and any other
     names typed in (named models such as ``minilm-static``, or local model folders)."""
+    options = list(dict.fromkeys([*MODELS, *model_choice.endpoint_models()]))
+    options += [m for m in st.session_state.get(key) or () if m not in options]
     chosen = st.multiselect(
         "Embedding models",
-        list(MODELS),
+        options,
         default=[DEFAULT_MODEL],
-        format_func=MODELS.__getitem__,
+        format_func=lambda m: MODELS.get(m) or model_choice.model_label(m),
         persist_state=state.PERSIST,
         key=key,
     )
+    endpoint = model_choice.endpoint_box(key, in_form=True)
     extra = st.text_input(
         "Other models",
         "",
@@ -329,4 +334,4 @@ def models_select(key: str) -> list[str]:
         help="Comma-separated model names or local folders, compared side by side.",
     )
     typed = [m.strip() for m in extra.split(",") if m.strip()]
-    return list(dict.fromkeys([*chosen, *typed]))
+    return list(dict.fromkeys([*chosen, *typed, *([endpoint] if endpoint else [])]))

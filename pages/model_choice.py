@@ -35,11 +35,19 @@ def app_model() -> str:
 
 
 def model_label(name: str) -> str:
-    """A model choice as the model box shows it: the name and what to expect."""
+    """A model choice as the model box shows it: the name and what to expect (for an
+    endpoint: its model, its host and whose tokens its sizes count)."""
+    from chunking.embedding.endpoint import EndpointSpec, is_endpoint
     from chunking.embedding.models import DEFAULT_MODEL as DEFAULT_KEY
     from chunking.embedding.models import canonical_model_name
     from chunking.embedding.registry import named_model
 
+    if is_endpoint(name):
+        try:
+            spec = EndpointSpec.parse(name)
+        except ValueError:
+            return name
+        return f"{spec.model} at {spec.host} (endpoint; counts {spec.tokenizer_label})"
     named = named_model(canonical_model_name(name)) if name.strip() else None
     if named is None:
         return name
@@ -58,7 +66,7 @@ def model_select(key: str, label: str = "Model") -> str:
     current = st.session_state.get(key)
     if not isinstance(current, str) or not current.strip():
         st.session_state[key] = current = app_model()
-    options = [DEFAULT_MODEL, *model_names()[1:]]
+    options = [DEFAULT_MODEL, *model_names()[1:], *endpoint_models()]
     if current not in options:
         options.append(current)
     chosen = st.selectbox(
@@ -71,10 +79,157 @@ def model_select(key: str, label: str = "Model") -> str:
         help="minilm-onnx-int8 is the same model, about twice as fast on this machine "
         "(int8 weights, cosine at least 0.98 to the reference): the default once it is "
         "built (chunk-explorer models --build, or on first use). minilm-static is a fast "
-        "preview of lower quality. Type the path of a local sentence-transformers model "
-        "to use your own.",
+        "preview of lower quality. use-multilingual and multilingual-e5-small read many "
+        "languages (optional packages). Type the path of a local sentence-transformers "
+        "model to use your own, or add an embeddings endpoint below.",
     )
+    endpoint_box(key)
     return str(chosen or app_model())
+
+
+# ------------------------------------------------------------------ embedding endpoints
+
+#: Session keys: the endpoints added as model choices (model names ``URL#MODEL…``,
+#: never a key), and the hosts other than this machine the user agreed to send
+#: documents to in this session.
+ENDPOINTS_KEY = "_ce_endpoints"
+HOSTS_KEY = "_ce_endpoint_hosts"
+
+
+def endpoint_models() -> list[str]:
+    """The endpoints added in this session, as model names."""
+    return list(st.session_state.get(ENDPOINTS_KEY, ()))
+
+
+def endpoint_box(key: str, *, in_form: bool = False) -> str | None:
+    """An expander adding an OpenAI-compatible embeddings endpoint as a choice of the
+    model widget ``key``: chosen at once with its button; in a form (no button there),
+    returned as a model name once its URL and model are filled in (None otherwise)."""
+    from chunking.embedding.endpoint import TOKENIZERS
+
+    with st.expander("Add an embeddings endpoint (OpenAI-compatible)"):
+        left, right = st.columns(2)
+        left.text_input(
+            "Endpoint URL",
+            key=f"{key}_embed_url",
+            persist_state=PERSIST,
+            placeholder="http://localhost:11434/v1",
+            help="Ollama, vLLM, Text Embeddings Inference, LM Studio or OpenAI.",
+        )
+        right.text_input(
+            "Model",
+            key=f"{key}_embed_model",
+            placeholder="nomic-embed-text",
+            persist_state=PERSIST,
+        )
+        left, middle, right = st.columns(3)
+        left.text_input(
+            "Key variable",
+            key=f"{key}_embed_key_env",
+            persist_state=PERSIST,
+            placeholder="OPENAI_API_KEY",
+            help="The environment variable holding the key, on the machine running the app. "
+            "The key itself is never typed here, shown or saved.",
+        )
+        middle.number_input(
+            "Window (tokens)",
+            min_value=0,
+            value=0,
+            key=f"{key}_embed_window",
+            persist_state=PERSIST,
+            help="Tokens of a text the model reads; 0: known for OpenAI's models, else 512.",
+        )
+        right.text_input(
+            "Tokenizer",
+            key=f"{key}_embed_tokenizer",
+            persist_state=PERSIST,
+            placeholder="cl100k",
+            help=f"What its tokens are counted with: {', '.join(TOKENIZERS)}. Empty: known "
+            "for OpenAI's models, else cl100k.",
+        )
+        if not in_form:
+            st.button(
+                "Use this endpoint", key=f"{key}_embed_use", on_click=_add_endpoint, args=(key,)
+            )
+        st.caption(
+            "A document is sent to a host other than this machine only after you confirm "
+            "that host, once per session; the cost is estimated before embedding."
+        )
+        if in_form:
+            if not st.session_state.get(f"{key}_embed_url"):
+                return None
+            name = _add_endpoint(key, choose=False)
+        else:
+            name = None
+        problem = st.session_state.get(f"{key}_embed_error")
+        if problem:
+            st.error(problem)
+        return name
+
+
+def _add_endpoint(key: str, choose: bool = True) -> str | None:
+    """The endpoint of the box's fields, added to the choices (and chosen in the model
+    widget ``key`` with ``choose``); None after keeping what is wrong for the box."""
+    from chunking.embedding.endpoint import endpoint_spec
+
+    value = st.session_state.get
+    try:
+        spec = endpoint_spec(
+            str(value(f"{key}_embed_url") or ""),
+            str(value(f"{key}_embed_model") or ""),
+            key_env=str(value(f"{key}_embed_key_env") or "").strip() or None,
+            window=int(value(f"{key}_embed_window") or 0) or None,
+            tokenizer=str(value(f"{key}_embed_tokenizer") or "").strip() or None,
+        )
+    except ValueError as exc:
+        st.session_state[f"{key}_embed_error"] = str(exc)
+        return None
+    st.session_state[f"{key}_embed_error"] = ""
+    st.session_state[ENDPOINTS_KEY] = list(dict.fromkeys([*endpoint_models(), spec.name]))
+    if choose:
+        st.session_state[key] = spec.name
+    return spec.name
+
+
+def endpoint_allowed(model: str) -> bool:
+    """Whether ``model`` may be sent documents now: any model but an endpoint on another
+    host than this machine, which needs the user to confirm that host once per session
+    (asked here, with a button; nothing is sent until then)."""
+    from chunking.embedding.endpoint import EndpointSpec, is_endpoint
+
+    if not is_endpoint(model):
+        return True
+    try:
+        spec = EndpointSpec.parse(model)
+    except ValueError:
+        return True  # loading it says what is wrong
+    if spec.is_local or spec.host in st.session_state.get(HOSTS_KEY, ()):
+        return True
+    st.warning(
+        f"**{model_label(model)}** would receive this document's text: {spec.host} is not "
+        "this machine. Nothing is sent until you agree, once for this host in this session.",
+        icon=":material/public:",
+    )
+    st.button(
+        f"Send documents to {spec.host}",
+        key=f"_ce_send_to_{spec.host}",
+        on_click=_confirm_host,
+        args=(spec.host,),
+        type="primary",
+    )
+    return False
+
+
+def _confirm_host(host: str) -> None:
+    st.session_state[HOSTS_KEY] = {*st.session_state.get(HOSTS_KEY, ()), host}
+
+
+def endpoint_cost(embedder: Embedder, texts: Sequence[str]) -> None:
+    """For an endpoint, the estimated cost of embedding ``texts`` (what is not cached)."""
+    from chunking.embedding.endpoint import EndpointEmbedder, estimate_cost
+
+    if isinstance(embedder, EndpointEmbedder):
+        st.caption(f"Embedding cost: {estimate_cost(embedder, texts).describe()}")
 
 
 def first_view_model(
@@ -147,6 +302,8 @@ def load_embedder(model: str, *, model_key: str | None = None) -> Embedder | Non
     from chunking.embedding.timing import about
 
     model = model or app_model()
+    if not endpoint_allowed(model):
+        return None
     seconds = estimate_load_seconds(model)
     holder = st.empty()
     try:
@@ -201,6 +358,7 @@ def embed_with_progress(embedder: Embedder, texts: Sequence[str], label: str) ->
     from chunking.embedding.timing import about
 
     texts = list(texts)
+    endpoint_cost(embedder, texts)
     seconds = estimate_embedding_seconds(embedder.name, texts, disk_cache=True)
     label = f"{label}, {about(seconds)}" if seconds >= 1 else label
     holder = st.empty()

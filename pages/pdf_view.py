@@ -14,7 +14,7 @@ import streamlit as st
 
 from chunking import Chunk
 from chunking.documents.pdf import PdfError, render_page
-from chunking.viz.pdf_pages import overlay_svg, page_furniture, page_overlay, reading_order
+from chunking.viz.pdf_pages import overlay_html, page_furniture, page_overlay, reading_order
 from chunking.viz.render import Page
 from pages import cached
 from pages.state import PERSIST, clamp_state
@@ -118,7 +118,7 @@ def page_view(
     heat_of = None
     if heat is not None:
         heat_of = {c.index: heat[c.index] for c in on_page if c.index < len(heat)}
-    svg = overlay_svg(
+    drawn = overlay_html(
         overlay,
         width=layout.width,
         height=layout.height,
@@ -131,7 +131,7 @@ def page_view(
         heat=heat_of,
         gold=gold_boxes,
     )
-    st.html(f'<div class="ce-pdf-view" style="overflow:auto;max-height:900px">{svg}</div>')
+    st.html(f'<div class="ce-pdf-view" style="overflow:auto;max-height:900px">{drawn}</div>')
     columns = "no text" if not layout.has_text else f"{layout.columns} column(s)"
     notes = [
         f"Page {number}: {columns}",

@@ -29,6 +29,7 @@ from chunking.documents.io import (
     SUPPORTED_EXTENSIONS,
     Document,
     DocumentError,
+    format_size,
     read_bytes,
     read_path,
 )
@@ -119,7 +120,14 @@ def load_document(
     **pdf_options: Any,
 ) -> Document | str:
     """Read uploaded bytes into a Document, or return the message to show the user
-    (``pdf_options``: see :func:`chunking.documents.io.read_bytes`)."""
+    (``pdf_options``: see :func:`chunking.documents.io.read_bytes`). A file over the
+    limit is refused with the app's own reason (the server's setting, not a flag)."""
+    if len(data) > max_bytes:
+        return (
+            f"{name} is {format_size(len(data))}, over the app's limit of "
+            f"{format_size(max_bytes)} per file (set on the server by {MAX_MB_ENV}); split "
+            "it into smaller files"
+        )
     try:
         return read_bytes(data, name, max_bytes=max_bytes, encoding=encoding, **pdf_options)
     except DocumentError as exc:

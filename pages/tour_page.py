@@ -276,10 +276,10 @@ LEVELS = (
         "(the share of windows where the two disagree; 0 is perfect), boundary similarity B "
         "and boundary F1 (1 is perfect). People do not agree perfectly with each other "
         "either: on published samples, one reader's cuts match another's at B 0.23 to 0.53.",
-        "a reader's 40 cuts of the essay are loaded under \"Where would you cut?\": the "
+        "a reader's 40 cuts of the essay are loaded under “Where would you cut?”: the "
         "nine parts and the turns inside them. Paragraph packing at 600 characters makes "
-        "every one of them (recall 1.0) and about 115 more (precision 0.26). Open \"Edit "
-        "boundaries\", click between two words to add a cut, click a ✂ to remove one, "
+        "every one of them (recall 1.0) and about 115 more (precision 0.26). Open “Edit "
+        "boundaries”, click between two words to add a cut, click a ✂ to remove one, "
         "and watch the scores; save the gold to score other strategies on Compare.",
         (
             Stop(

@@ -370,6 +370,29 @@ def trial_section(run: TuneRun) -> None:
     with right:
         st.markdown("**As code**")
         exports.code_export(config, key=f"{P}code")
+    if st.toggle(
+        "Why answers are missed (the retrieval lens)",
+        persist_state=state.PERSIST,
+        key=f"{P}lens",
+        help="For this trial's tuning questions: each missed gold span with its reason.",
+    ):
+        lens_view(run, chosen)
+
+
+def lens_view(run: TuneRun, label: str) -> None:
+    """The retrieval lens of a trial (its original's, for a duplicate)."""
+    from chunking.evaluation.lens import lens, reason_lines
+
+    trial = run.result.trial(label)
+    original = run.result.trial(trial.duplicate_of) if trial.duplicate_of else trial
+    evaluation = original.evaluation
+    if evaluation is None or evaluation.retrieved is None:
+        st.info("This trial retrieved nothing: there is no lens to show.")
+        return
+    embedder = model_choice.load_embedder(evaluation.model) if evaluation.model else None
+    seen = lens(evaluation, embedder)
+    st.markdown("\n".join(f"- {line}" for line in reason_lines([seen])))
+    st.dataframe(seen.per_question(), hide_index=True, width="stretch", key=f"{P}lens_table")
 
 
 def differences_section(run: TuneRun) -> None:

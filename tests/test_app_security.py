@@ -163,3 +163,16 @@ def test_a_write_lands_below_the_data_folder(tmp_path: Path) -> None:
     assert not _errors(at)
     assert any("Wrote" in str(s.value) for s in at.success)
     assert (tmp_path / "data" / "team" / "db").is_dir()
+
+
+def test_a_file_over_the_limit_is_refused_with_the_apps_reason(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pages import sidebar
+
+    monkeypatch.setenv(sidebar.MAX_MB_ENV, "0.001")  # about 1 KB
+    max_bytes, _ = sidebar.max_upload_bytes()
+    message = sidebar.load_document(b"words " * 1000, "long.txt", max_bytes)
+    assert isinstance(message, str)
+    assert message.startswith("long.txt is 5.9 KB, over the app's limit of 1 KB per file")
+    assert sidebar.MAX_MB_ENV in message and "--max-mb" not in message and "\n" not in message

@@ -59,6 +59,18 @@ def test_a_search_shows_the_verdict_and_hands_a_trial_to_explore() -> None:
     assert at.session_state[STRATEGY_KEY] == "token"
     size = result.trial(chosen).config.params["size"]
     assert at.session_state["token.size"] == size
+    # the retrieval lens of the chosen trial
+    at.toggle(key="tune.lens").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    lens_lines = [m.value for m in at.markdown if "cut by a boundary —" in m.value]
+    assert lens_lines and chosen in lens_lines[0]
+    # add it to Compare: configuration B takes it
+    next(b for b in at.button if b.key == "tune.compare").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.title[0].value == "Compare"
+    assert at.session_state["cmp.B.strategy"] == "token"
+    assert at.session_state["cmp.B.token.size"] == size
+    at.switch_page("pages/tune_page.py").run()
     # results survive a page change
     at.switch_page("pages/evaluate_page.py").run()
     at.switch_page("pages/tune_page.py").run()

@@ -17,6 +17,7 @@ ESSAY = str(SAMPLE_DOCS / "long_essay.txt")
 GOLD = str(ROOT / "sample_gold" / "long_essay.gold.json")
 KEYS = ("pk", "windowdiff", "b", "precision", "recall", "f1", "k", "tolerance")
 PREFIX = "chunk-explorer: error:"
+SENTENCES_40 = ("-s", "sentence", "--size", "40", "--unit", "chars")
 
 
 def run_json(capsys, *args: str) -> dict:
@@ -125,12 +126,7 @@ def test_a_marked_file_can_be_both_document_and_gold(tmp_path, capsys):
         str(lesson),
         "--gold",
         str(lesson),
-        "-s",
-        "sentence",
-        "--size",
-        "40",
-        "--unit",
-        "chars",
+        *SENTENCES_40,
     )
     result = data["results"][0]
     assert data["document"]["characters"] == len(lesson.read_text()) - len(DEFAULT_MARKER) - 1
@@ -142,12 +138,7 @@ def test_a_marked_file_can_be_both_document_and_gold(tmp_path, capsys):
         str(clean),
         "--gold",
         str(lesson),
-        "-s",
-        "sentence",
-        "--size",
-        "40",
-        "--unit",
-        "chars",
+        *SENTENCES_40,
     )
     assert again["results"][0]["f1"] == result["f1"]
     custom = write(tmp_path / "custom.txt", lesson.read_text().replace(DEFAULT_MARKER, "---"))
@@ -157,12 +148,7 @@ def test_a_marked_file_can_be_both_document_and_gold(tmp_path, capsys):
         "--gold",
         str(custom),
         "--marker=---",
-        "-s",
-        "sentence",
-        "--size",
-        "40",
-        "--unit",
-        "chars",
+        *SENTENCES_40,
     )
     assert mine["results"][0]["f1"] == result["f1"]
 

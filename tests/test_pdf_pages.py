@@ -9,7 +9,7 @@ import chunking
 from chunking.documents.io import Document, read_bytes
 from chunking.documents.pdf import Furniture
 from chunking.model import Chunk
-from chunking.viz.pdf_pages import overlay_svg, page_furniture, page_overlay, reading_order
+from chunking.viz.pdf_pages import overlay_html, page_furniture, page_overlay, reading_order
 from tests.test_pdf import two_columns, with_furniture
 
 
@@ -45,7 +45,7 @@ def test_overlapping_chunks_are_flagged_where_they_share_characters() -> None:
     assert shared == tuple(box[1:])
 
 
-def test_svg_shows_chunks_hover_selection_furniture_and_arrows() -> None:
+def test_the_page_shows_chunks_hover_selection_furniture_and_arrows() -> None:
     doc, chunks = _located("report.pdf", with_furniture(2), strategy="recursive", size=80)
     pdf = doc.pdf
     assert pdf is not None
@@ -53,7 +53,7 @@ def test_svg_shows_chunks_hover_selection_furniture_and_arrows() -> None:
     furniture = page_furniture(pdf, 1)
     assert [f.kind for f in furniture] == ["header", "page number"]
     arrows = reading_order(pdf, 1)
-    svg = overlay_svg(
+    svg = overlay_html(
         page_overlay(chunks, 1),
         width=layout.width,
         height=layout.height,
@@ -64,7 +64,7 @@ def test_svg_shows_chunks_hover_selection_furniture_and_arrows() -> None:
         furniture=furniture,
         arrows=arrows,
     )
-    assert svg.startswith("<svg") and svg.endswith("</svg>")
+    assert svg.startswith('<div class="ce-pdf-page" data-page="1"') and svg.endswith("</div>")
     on_page = [c for c in chunks if 1 in c.metadata["pages"]]
     assert svg.count('class="ce-pdf-chunk') == sum(
         1 for c in on_page for b in c.metadata["boxes"] if b[0] == 1
@@ -75,13 +75,13 @@ def test_svg_shows_chunks_hover_selection_furniture_and_arrows() -> None:
     assert svg.count('class="ce-pdf-furniture"') == 2
     assert svg.count('class="ce-pdf-order"') == len(arrows) - 1
     assert "data:image/png;base64," in svg
-    width = re.search(r'width="(\d+)"', svg)
+    width = re.search(r"width:(\d+)px", svg)
     assert width is not None and int(width.group(1)) == round(layout.width * 2)
 
 
 def test_text_in_the_svg_is_escaped() -> None:
     hostile = Furniture(1, "header", '<script>alert("x")</script>', (1, 2, 30, 12))
-    svg = overlay_svg(page_overlay([], 1), width=100, height=100, furniture=[hostile])
+    svg = overlay_html(page_overlay([], 1), width=100, height=100, furniture=[hostile])
     assert "<script>" not in svg
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in svg
 
@@ -89,6 +89,6 @@ def test_text_in_the_svg_is_escaped() -> None:
 def test_heat_and_gold_spans() -> None:
     doc, chunks = _located("cols.pdf", two_columns(), strategy="paragraph", size=60)
     gold = doc.boxes_of(0, 10)
-    svg = overlay_svg(page_overlay(chunks, 1), width=600, height=800, heat={0: 3, 1: 0}, gold=gold)
+    svg = overlay_html(page_overlay(chunks, 1), width=600, height=800, heat={0: 3, 1: 0}, gold=gold)
     assert svg.count('class="ce-pdf-gold"') == len(gold)
     assert "rgba(244, 44, 40, 0.75)" in svg  # the hottest chunk

@@ -101,4 +101,6 @@ def test_the_suggestion_parses_the_markdown_once(monkeypatch: pytest.MonkeyPatch
     text += f"\n{uuid.uuid4()}\n"  # a sample no earlier call has parsed
     rec = recommend(text, "guide.md")
     assert rec.kind == "markdown" and "6 Markdown headers" in rec.reason
-    assert parsed == [len(text)]
+    # detection parses it once; the check for tiny sections cuts it once (merge small)
+    assert parsed == [len(text), len(text)]
+    assert rec.config.params["merge_small"] and "Merge small is on" in rec.reason

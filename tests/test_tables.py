@@ -93,7 +93,10 @@ def test_the_caption_goes_with_the_first_group_only() -> None:
     text = sales_markdown()
     chunks = chunking.chunk(text, "markdown", size=80, unit="tokens")
     first, *rest = groups(chunks)
-    assert first.text.startswith("Table 1: Sales by region\n\n| Id |")
+    # the heading and intro before the caption join the first group too (they fit)
+    assert first.text.startswith(
+        "# Sales\n\nIntro paragraph.\n\nTable 1: Sales by region\n\n| Id |"
+    )
     assert not any("Table 1" in c.embedding_text for c in rest)
     assert not any("Table 1" in c.text for c in chunks if c is not first)
 

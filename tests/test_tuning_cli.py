@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from chunking.cli import main
+from chunking.config import Config
 
 CORPUS = "chatlogs"
 GRID = ["--size", "200", "400", "--overlap", "0", "50", "--unit", "tokens"]
@@ -149,8 +151,12 @@ def test_tune_on_my_own_document_with_a_question_file(capsys, tmp_path) -> None:
     ]
     questions = tmp_path / "q.jsonl"
     questions.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(Config.create("recursive", size=50, unit="chars").to_json())
     code, stdout, err = _run(
         capsys,
+        "--baseline",
+        str(baseline),
         "--document",
         str(tmp_path / "notes.md"),
         "--questions",
@@ -173,6 +179,30 @@ def test_tune_on_my_own_document_with_a_question_file(capsys, tmp_path) -> None:
     data = json.loads(stdout)
     assert data["questions"] == {"tuning": 6, "held_out": 0}
     assert data["winner"]["held_out"] is None
+    assert data["baseline"]["label"] == "recursive · 50 chars"
+    assert data["baseline"]["config"]["params"]["size"] == 50
+
+
+def test_a_space_file_with_a_range(capsys, chroma_dir, tmp_path) -> None:
+    space = tmp_path / "space.json"
+    space.write_text(
+        json.dumps(
+            {
+                "strategy": ["recursive", "sentence"],
+                "size": {"low": 100, "high": 400, "step": 100},
+                "overlap": [0, 0.5],
+                "unit": ["tokens"],
+                "top_k": [3, 5],
+            }
+        )
+    )
+    code, stdout, _ = _run(
+        capsys, *_base(chroma_dir), "--space", str(space), "--dry-run", "--format", "json"
+    )
+    assert code == 0
+    data = json.loads(stdout)
+    assert data["dry_run"] and data["on_paper"] == 2 * 4 * 2 * 2
+    assert data["invalid"] == 0 and data["to_run"] == math.ceil(32 / 3)
 
 
 @pytest.mark.parametrize(

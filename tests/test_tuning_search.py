@@ -86,11 +86,12 @@ def test_configurations_with_identical_chunks_are_evaluated_once(corpus) -> None
     assert data["invalid"] == 1 and data["duplicates"] == 3
 
 
-def test_no_text_is_embedded_twice_across_trials(corpus) -> None:
+def test_no_text_is_embedded_twice_across_trials(corpus, tmp_path, monkeypatch) -> None:
     documents, questions = corpus
     space = Space.from_dict({"size": [80, 120, 160, 400], "overlap": [0], "unit": ["chars"]})
     embedder = get_embedder(MODEL)
-    clear_cache()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # an empty disk cache
+    clear_cache()  # and an empty memory cache
     before = embedder.encoded
     result = tune(documents, questions, space, embedder, TuneOptions(sampler="grid"))
     texts = {q.text for q in questions}

@@ -288,15 +288,17 @@ class _Budget:
         )
 
 
-#: How much of a document is cut to see whether its sections are tiny (the start of it).
-MERGE_CHECK_CHARS = 200_000
+#: How much of a document is cut to see whether its sections are tiny (its start; one
+#: more Markdown parse of at most this much, a few hundredths of a second).
+MERGE_CHECK_CHARS = 50_000
 
 
 def _merging_small_sections(text: str, config: Config) -> tuple[Config, str]:
     """``config`` with ``merge_small`` on when its strategy has it and, cutting the start
-    of ``text``, it leaves fewer tiny chunks (under :data:`~chunking.analysis.report.
-    TINY_RATIO` of the size, the "tiny" warning) than with it off; and the sentence that
-    says so (``""`` when nothing changed)."""
+    of ``text`` without it, some chunks are tiny (under :data:`~chunking.analysis.report.
+    TINY_RATIO` of the size, what the "tiny" warning names), with the sentence that says
+    so (``""`` when nothing changed). Merging consecutive small sections under the same
+    parent while they fit only ever joins chunks, never cuts one."""
     if "merge_small" not in config.spec.param_names or config.params["merge_small"]:
         return config, ""
     from ..core import run
@@ -305,23 +307,17 @@ def _merging_small_sections(text: str, config: Config) -> tuple[Config, str]:
     threshold, measured_in = tiny_threshold(config.limit, config.unit)
     if measured_in != config.unit:
         return config, ""
-    start = text[:MERGE_CHECK_CHARS]
-
-    def tiny(candidate: Config) -> int:
-        return sum(c.size < threshold for c in run(start, candidate))
-
-    before = tiny(config)
-    if not before:
+    tiny = sum(c.size < threshold for c in run(text[:MERGE_CHECK_CHARS], config))
+    if not tiny:
         return config, ""
     merging = Config.create(config.strategy, **{**config.params, "merge_small": True})
-    after = tiny(merging)
-    if after >= before:
-        return config, ""
-    sampled = " at its start" if len(text) > MERGE_CHECK_CHARS else ""
+    sampled = (
+        f" in its first {MERGE_CHECK_CHARS:,} characters" if len(text) > MERGE_CHECK_CHARS else ""
+    )
     return merging, (
-        f" Merge small is on: cut without it, the document{sampled} has "
-        f"{_count(before, 'tiny chunk')} (under {threshold} {_unit_words(config.unit)}); "
-        f"merging small sections under the same parent leaves {after}."
+        f" Merge small is on: without it, the document{sampled} gives "
+        f"{_count(tiny, 'tiny chunk')} (under {threshold} {_unit_words(config.unit)}), "
+        "and merging small sections under the same parent joins them while they fit."
     )
 
 

@@ -26,15 +26,7 @@ from ..documents.io import Document, read_path
 from ..evaluation.agreement import human_band
 from ..evaluation.boundaries import BoundaryScores, chunk_starts, parse_tolerance, score_boundaries
 from ..evaluation.gold import DEFAULT_MARKER, Gold, gold_from_marked, parse_marked, read_gold
-from .options import (
-    AUTO,
-    chosen_config,
-    max_bytes,
-    note_encoding,
-    overrides,
-    prepare,
-    strategy_options,
-)
+from .options import chosen_config, max_bytes, overrides, prepare, strategy_options
 
 #: The columns of the text table: (key, heading, width).
 _COLUMNS = (
@@ -128,22 +120,17 @@ def run_boundaries(args: argparse.Namespace) -> int:
 
 
 def _configs_and_document(args: argparse.Namespace) -> tuple[list[Config], Document]:
-    """Every configuration asked for (typos fail before the file is read) and FILE; no
-    configuration and no strategy means the recommended one, as for ``split``."""
+    """Every configuration asked for (typos fail before the file is read) and FILE, read
+    as ``split`` reads it; no configuration and no strategy means the recommended one."""
     chosen = overrides(args)
-    limit = max_bytes(args)
-    if not args.config and args.strategy in (None, AUTO):
-        config, document = prepare(argparse.Namespace(**{**vars(args), "config": None}))
-        return [config], document
     paths = args.config or [None]
-    configs: list[Config] = []
-    for path in paths:
+    others: list[Config] = []
+    for path in paths[1:]:
         named = chosen_config(argparse.Namespace(**{**vars(args), "config": path}), chosen)
-        assert named is not None  # a path or a strategy names one
-        configs.append(named)
-    document = read_path(args.file, max_bytes=limit, encoding=args.encoding)
-    note_encoding(document)
-    return configs, document
+        assert named is not None  # a path names one
+        others.append(named)
+    first, document = prepare(argparse.Namespace(**{**vars(args), "config": paths[0]}))
+    return [first, *others], document
 
 
 def _gold(args: argparse.Namespace, document: Document) -> tuple[str, Gold]:

@@ -55,7 +55,7 @@ def add_tune_parser(subparsers: Any) -> argparse.ArgumentParser:
         "tune",
         help="search configurations: the quality-cost front and whether the winner is real",
         description="Search a space of chunking configurations on questions with gold "
-        "spans; report every trial with its 95 %% interval, the quality-cost front, the "
+        "spans; report every trial with its 95 % interval, the quality-cost front, the "
         "winner against the runner-up and a baseline, and its score on held-out questions.",
     )
     return configure_parser(parser)

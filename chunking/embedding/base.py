@@ -16,7 +16,8 @@ import re
 import threading
 import time
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,11 @@ class Embedder:
     special_tokens: int = 0
     #: What a user should know next to the model's name, e.g. "fast preview, lower quality".
     note: str = ""
+    #: Whether :meth:`embed` reads and writes the disk cache unless told otherwise: on for
+    #: real models, so that the app, ``evaluate`` and ``run --embed`` (every caller, in
+    #: every process) share one cache (:func:`~chunking.embedding.cache.default_cache_dir`)
+    #: and never embed a text a model has embedded before.
+    shared_disk_cache: bool = True
     #: Its prior costs (:mod:`.timing`), set by the loader; None: not timed (a fake).
     speed: timing.Speed | None = None
 
@@ -127,18 +133,20 @@ class Embedder:
         *,
         batch_size: int = DEFAULT_BATCH_SIZE,
         progress: Progress | None = None,
-        disk_cache: bool = False,
+        disk_cache: bool | None = None,
         cache_dir: Path | None = None,
     ) -> np.ndarray:
         """Embed ``texts``: one unit-length float32 row per text, in order.
 
         Texts already embedded by this model in this process (or found in the disk
-        cache when ``disk_cache`` is on) are not embedded again; the rest go to the
-        model in batches of at most ``batch_size`` texts, longest first so that batches
-        pad little (see :meth:`plan_batches`).
+        cache when ``disk_cache`` is on, by default :attr:`shared_disk_cache`) are not
+        embedded again; the rest go to the model in batches of at most ``batch_size``
+        texts, longest first so that batches pad little (see :meth:`plan_batches`).
         """
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1; got {batch_size}")
+        if disk_cache is None:
+            disk_cache = self.shared_disk_cache
         texts = list(texts)
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         keys = [text_key(t) for t in texts]
@@ -235,6 +243,9 @@ class HashEmbedder(Embedder):
     vectors carry no meaning. For fast tests that are about something else (offsets,
     invariants) and for debugging. Its "word pieces" are words and punctuation marks.
     """
+
+    #: Hashing is faster than reading a file back: memory only.
+    shared_disk_cache = False
 
     def __init__(self, dimension: int = 64, max_seq_length: int = 256) -> None:
         super().__init__()
@@ -409,7 +420,8 @@ def load_sentence_transformer(name: str, location: str, alternatives: Sequence[s
             "minilm, minilm-onnx-int8, minilm-static"
         )
     try:
-        return SentenceTransformer(location, device="cpu" if _no_gpu() else None)
+        with quiet_loading():
+            return SentenceTransformer(location, device="cpu" if _no_gpu() else None)
     except Exception as exc:  # OSError, ValueError, hub errors: all mean "not here"
         reason = (str(exc).strip().splitlines() or [""])[0][:200]
         raise EmbeddingError(
@@ -418,6 +430,28 @@ def load_sentence_transformer(name: str, location: str, alternatives: Sequence[s
             "sentence-transformers model (a directory with modules.json). "
             f"({type(exc).__name__}: {reason})"
         ) from exc
+
+
+@contextmanager
+def quiet_loading() -> Iterator[None]:
+    """While a model loads: no "Loading weights" bar and no "LOAD REPORT" of keys that
+    the checkpoint has and the architecture does not (the bundled model's
+    ``embeddings.position_ids`` is UNEXPECTED and harmless); errors still show.
+    transformers' verbosity and progress bars are restored afterwards."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # an older sentence-transformers stack: nothing to quieten
+        yield
+        return
+    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
 
 
 def _looks_like_path(name: str) -> bool:

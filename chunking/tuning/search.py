@@ -445,7 +445,7 @@ class TuneResult:
         return pd.DataFrame({"label": labels, "question_id": ids, "split": splits, "score": scores})
 
     def verdict(self) -> list[str]:
-        """ "Is the winner real?" in plain words, one sentence per line."""
+        """The verdict ("Is the winner real?") in plain words, one sentence per line."""
         return verdict_lines(self)
 
 
@@ -735,7 +735,7 @@ def _points(value: float) -> str:
 
 
 def verdict_lines(result: TuneResult) -> list[str]:
-    """ "Is the winner real?" in plain words."""
+    """The verdict ("Is the winner real?") in plain words."""
     options = result.options
     name = OBJECTIVE_LABELS[options.objective]
     winner, lines = result.winner, []
@@ -756,7 +756,9 @@ def verdict_lines(result: TuneResult) -> list[str]:
             f"p = {diff.p_value:.3f}: {verdict}."
         )
     base = result.difference_baseline
-    if base is not None and result.baseline.label != winner.label:
+    if result.baseline.label == winner.label:
+        lines.append(f"The winner is the baseline itself ({winner.label}).")
+    elif base is not None:
         verdict = "a real difference" if base.distinguishable else "not distinguishable"
         lines.append(
             f"Against the baseline ({result.baseline.label}): {_points(base.mean)} points, "
@@ -771,7 +773,12 @@ def verdict_lines(result: TuneResult) -> list[str]:
         )
     st = result.stability
     lines.append(f"The winner is first in {st.first} of {st.splits} random half-splits.")
-    if winner.held_out is not None and result.baseline.held_out is not None:
+    if result.baseline.label == winner.label and winner.held_out is not None:
+        lines.append(
+            f"On {len(result.held_out)} held-out questions: {winner.held_out.mean:.2f} "
+            f"{_span(winner.held_out)}."
+        )
+    elif winner.held_out is not None and result.baseline.held_out is not None:
         inside = winner.held_out.overlaps(result.baseline.held_out)
         lines.append(
             f"On {len(result.held_out)} held-out questions: {winner.held_out.mean:.2f} "

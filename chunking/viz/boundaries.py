@@ -96,7 +96,7 @@ def marked_text_html(
         parts.append(
             f'<span class="bmark bmark-{kind}" title="{html.escape(meaning)} '
             f'(character {offset:,})" style="display:inline-block;width:0.55em;'
-            f'height:1.05em;margin:0 1px;vertical-align:-0.15em;border-radius:2px;'
+            f"height:1.05em;margin:0 1px;vertical-align:-0.15em;border-radius:2px;"
             f'background:{colour}"></span>'
         )
         at = offset
@@ -112,5 +112,5 @@ def marked_text_html(
         f'<div class="boundary-marks" style="white-space:pre-wrap;overflow-wrap:anywhere;'
         f"max-height:{int(height)}px;overflow-y:auto;border:1px solid #e1e3e8;"
         f'border-radius:0.4rem;padding:0.6rem 0.8rem;line-height:1.55;font-size:0.92rem">'
-        f'{"".join(parts)}</div>'
+        f"{''.join(parts)}</div>"
     )

@@ -5,12 +5,13 @@
 rectangle per line fragment per chunk, and flags every rectangle that another chunk's
 rectangle intersects (overlap: the intersection is returned too, to be hatched).
 :func:`reading_order` gives the centres of a page's line fragments in text order
-(arrows). :func:`overlay_svg` draws it all as one SVG over the page image
-(:func:`chunking.documents.pdf.render_page`, inlined as a data URL): chunks in the
-text view's colours (even/odd, or the lens' heat), overlaps hatched, the selected chunk
-outlined, gold spans underlined, furniture struck through; hovering a rectangle shows
-the chunk's index, offsets and size. Every text in the SVG goes through
-:func:`html.escape`.
+(arrows). :func:`overlay_html` draws it all over the page image
+(:func:`chunking.documents.pdf.render_page`, inlined as a data URL) as positioned
+``<div>`` elements — plain HTML and inline styles, which Streamlit's ``st.html``
+sanitiser keeps (it drops SVG): chunks in the text view's colours (even/odd, or the
+lens' heat), overlaps hatched, the selected chunk outlined, gold spans underlined,
+furniture struck through, reading order as thin lines; hovering a rectangle shows the
+chunk's index, offsets and size. Every text goes through :func:`html.escape`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import base64
 import html
 import itertools
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -114,18 +116,27 @@ def _escape(text: str) -> str:
     return html.escape(text, quote=True)
 
 
-def _rect(box: Sequence[float], scale: float, **attributes: str) -> str:
+def _place(box: Sequence[float], scale: float, style: str = "") -> str:
+    """An absolutely positioned box's style, in pixels of the drawn page."""
     x0, top, x1, bottom = (v * scale for v in box)
-    extra = "".join(
-        f' {k.rstrip("_").replace("_", "-")}="{_escape(v)}"' for k, v in attributes.items()
-    )
     return (
-        f'<rect x="{x0:.1f}" y="{top:.1f}" width="{max(x1 - x0, 0.5):.1f}" '
-        f'height="{max(bottom - top, 0.5):.1f}"{extra}/>'
+        f"position:absolute;left:{x0:.1f}px;top:{top:.1f}px;"
+        f"width:{max(x1 - x0, 0.5):.1f}px;height:{max(bottom - top, 0.5):.1f}px;{style}"
     )
 
 
-def overlay_svg(
+HATCH = (
+    f"background:repeating-linear-gradient(135deg,{OVERLAP_COLOUR} 0 2px,transparent 2px 5px);"
+    "pointer-events:none"
+)
+STRIKE = (
+    "border:1px dashed rgba(90,90,90,0.8);background:linear-gradient(transparent "
+    "calc(50% - 1px),rgba(60,60,60,0.9) calc(50% - 1px),rgba(60,60,60,0.9) calc(50% + 1px),"
+    "transparent calc(50% + 1px));box-sizing:border-box"
+)
+
+
+def overlay_html(
     overlay: PageOverlay,
     *,
     width: float,
@@ -139,8 +150,8 @@ def overlay_svg(
     heat: Mapping[int, int] | None = None,
     gold: Sequence[Sequence[float]] = (),
 ) -> str:
-    """The page as one SVG: the PNG ``image`` (if any) of the ``width`` × ``height``
-    page (points) drawn at ``scale`` pixels per point, then the overlay.
+    """The page as one ``<div>``: the PNG ``image`` (if any) of the ``width`` ×
+    ``height`` page (points) drawn at ``scale`` pixels per point, then the overlay.
 
     ``heat`` (chunk index -> count) colours chunks as the text view's lens does;
     ``gold`` boxes (``[page, x0, top, x1, bottom]``, this page's) are underlined;
@@ -148,24 +159,15 @@ def overlay_svg(
     """
     w, h = width * scale, height * scale
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="ce-pdf-page" '
-        f'data-page="{overlay.page}" width="{w:.0f}" height="{h:.0f}" '
-        f'viewBox="0 0 {w:.1f} {h:.1f}">',
-        "<defs>"
-        '<pattern id="ce-hatch" width="6" height="6" patternUnits="userSpaceOnUse" '
-        'patternTransform="rotate(45)">'
-        f'<line x1="0" y1="0" x2="0" y2="6" stroke="{OVERLAP_COLOUR}" stroke-width="3"/>'
-        "</pattern>"
-        '<marker id="ce-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="5" '
-        'markerHeight="5" orient="auto-start-reverse">'
-        '<path d="M 0 0 L 10 5 L 0 10 z" fill="rgba(0,121,107,0.9)"/></marker>'
-        "</defs>",
+        f'<div class="ce-pdf-page" data-page="{overlay.page}" style="position:relative;'
+        f"width:{w:.0f}px;height:{h:.0f}px;background:#fff;"
+        'border:1px solid rgba(128,128,128,0.35)">'
     ]
     if image is not None:
         encoded = base64.b64encode(image).decode("ascii")
         parts.append(
-            f'<image href="data:image/png;base64,{encoded}" x="0" y="0" '
-            f'width="{w:.1f}" height="{h:.1f}"/>'
+            f'<img alt="page {overlay.page}" src="data:image/png;base64,{encoded}" '
+            f'style="position:absolute;left:0;top:0;width:{w:.0f}px;height:{h:.0f}px">'
         )
     top_heat = max(heat.values(), default=0) if heat else 0
     for rect in overlay.rects:
@@ -179,47 +181,33 @@ def overlay_svg(
             f"Chunk {rect.chunk}: start {rect.start}, end {rect.end}, size {rect.size} {unit}"
             + (" (overlaps another chunk)" if rect.overlap else "")
         )
+        outline = f"outline:2px solid {SELECTED_COLOUR};z-index:2" if chosen else ""
         parts.append(
-            f'<g class="ce-pdf-chunk{" ce-selected" if chosen else ""}" '
-            f'data-chunk="{rect.chunk}"><title>{_escape(title)}</title>'
-            + _rect(
-                (rect.x0, rect.top, rect.x1, rect.bottom),
-                scale,
-                fill=fill,
-                stroke=SELECTED_COLOUR if chosen else "none",
-                stroke_width="2" if chosen else "0",
-            )
-            + "</g>"
+            f'<div class="ce-pdf-chunk{" ce-selected" if chosen else ""}" '
+            f'data-chunk="{rect.chunk}" title="{_escape(title)}" '
+            f'style="{_place((rect.x0, rect.top, rect.x1, rect.bottom), scale)}'
+            f'background:{fill};{outline}"></div>'
         )
     for box in overlay.overlaps:
-        parts.append(_rect(box, scale, fill="url(#ce-hatch)", class_="ce-pdf-overlap"))
+        parts.append(f'<div class="ce-pdf-overlap" style="{_place(box, scale, HATCH)}"></div>')
     for span in gold:
-        x0, _, x1, bottom = (v * scale for v in span[1:5])
-        parts.append(
-            f'<line class="ce-pdf-gold" x1="{x0:.1f}" y1="{bottom:.1f}" x2="{x1:.1f}" '
-            f'y2="{bottom:.1f}" stroke="{GOLD_COLOUR}" stroke-width="3"/>'
-        )
+        x0, _, x1, bottom = span[1:5]
+        line = (x0, bottom - 1.5 / scale, x1, bottom + 1.5 / scale)
+        style = _place(line, scale, f"background:{GOLD_COLOUR};pointer-events:none")
+        parts.append(f'<div class="ce-pdf-gold" style="{style}"></div>')
     for item in furniture:
-        x0, top, x1, bottom = (v * scale for v in item.box)
-        middle = (top + bottom) / 2
         parts.append(
-            f'<g class="ce-pdf-furniture"><title>{_escape(f"{item.kind}: {item.text}")}'
-            "</title>"
-            + _rect(
-                item.box,
-                scale,
-                fill="rgba(120,120,120,0.12)",
-                stroke="rgba(90,90,90,0.8)",
-                stroke_dasharray="3 2",
-            )
-            + f'<line x1="{x0:.1f}" y1="{middle:.1f}" x2="{x1:.1f}" y2="{middle:.1f}" '
-            'stroke="rgba(60,60,60,0.9)" stroke-width="1.5"/></g>'
+            f'<div class="ce-pdf-furniture" title="{_escape(f"{item.kind}: {item.text}")}" '
+            f'style="{_place(item.box, scale, STRIKE)}"></div>'
         )
     for (ax, ay), (bx, by) in itertools.pairwise(arrows):
+        length = math.hypot(bx - ax, by - ay) * scale
+        angle = math.degrees(math.atan2(by - ay, bx - ax))
         parts.append(
-            f'<line class="ce-pdf-order" x1="{ax * scale:.1f}" y1="{ay * scale:.1f}" '
-            f'x2="{bx * scale:.1f}" y2="{by * scale:.1f}" stroke="rgba(0,121,107,0.7)" '
-            'stroke-width="1.2" marker-end="url(#ce-arrow)"/>'
+            f'<div class="ce-pdf-order" style="position:absolute;left:{ax * scale:.1f}px;'
+            f"top:{ay * scale:.1f}px;width:{length:.1f}px;height:0;"
+            f"border-top:1.5px solid rgba(0,121,107,0.75);transform-origin:0 0;"
+            f'transform:rotate({angle:.2f}deg);pointer-events:none"></div>'
         )
-    parts.append("</svg>")
+    parts.append("</div>")
     return "".join(parts)

@@ -137,6 +137,8 @@ def test_draw_save_reload_and_score(page: Page, app_url: str, tmp_path: Path) ->
         other.write_text(saved.read_text().replace(drawn.sha256, "0" * 64), encoding="utf-8")
         drop.set_input_files(other)
         _finished(fresh)
-        expect(fresh.get_by_test_id("stAlert").filter(has_text="drawn on another text")).to_be_visible()
+        expect(
+            fresh.get_by_test_id("stAlert").filter(has_text="drawn on another text")
+        ).to_be_visible()
     finally:
         fresh.close()

@@ -10,7 +10,24 @@ from playwright.sync_api import Page, expect
 from pages.model_choice import model_label
 from tests.e2e.harness import screenshot_dir
 from tests.e2e.test_corpus_browser import _choose, _finished
-from tests.e2e.test_lens_browser import TYPED
+
+#: Questions about the sample document (sample_docs/technical_guide.md), each with its
+#: answer as an excerpt.
+TYPED = "\n".join(
+    [
+        "What is Lodestar? | Lodestar is a fictional vector database used in this guide",
+        "Who keeps the shard map? | keeps cluster membership, the shard map and schema versions",
+        "What happens to writes? | Writes go to the leader replica, are appended to the "
+        "write-ahead log (WAL)",
+        "When is a write acknowledged? | acknowledged once a majority of replicas has "
+        "persisted them",
+        "Can the index type change? | Each collection chooses one index type when it is created",
+        "What does int8 storage save? | reduces the raw vector size by a factor of four",
+        "What is the default HNSW degree? | is the HNSW graph degree (default 16)",
+        "How does query throughput scale? | Query throughput scales roughly linearly with "
+        "cores until memory bandwidth saturates",
+    ]
+)
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=60_000)
@@ -58,8 +75,8 @@ def test_a_search_then_a_front_point_opens_in_explore(page: Page, app_url: str) 
     )
     trial = page.locator(".st-key-tune-trial").get_by_role("combobox")
     winner = trial.input_value()
+    expect(main.get_by_text("8 questions: 8 located", exact=False)).to_be_visible()
     points = [p for p in _front_points(page) if p["label"] != winner]
-    page.screenshot(path=str(screenshot_dir() / "tune.png"), full_page=True)
     assert points, "the front has a point besides the winner"
     target = points[0]
     page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
@@ -67,7 +84,8 @@ def test_a_search_then_a_front_point_opens_in_explore(page: Page, app_url: str) 
     page.mouse.click(target["x"], target["y"])
     expect(trial).to_have_value(target["label"], timeout=120_000)
     _finished(page)
-    page.screenshot(path=str(screenshot_dir() / "tune.png"), full_page=True)
+    page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshot_dir() / "tune.png"))
 
     main.get_by_role("button", name="Open in Explore").click()
     expect(page.get_by_role("heading", name="Explore")).to_be_visible(timeout=120_000)

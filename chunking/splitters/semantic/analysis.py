@@ -424,7 +424,7 @@ def analyze(
     buffer_size: int = 1,
     batch_size: int = DEFAULT_BATCH_SIZE,
     progress: Progress | None = None,
-    disk_cache: bool = False,
+    disk_cache: bool | None = None,
 ) -> SemanticAnalysis:
     """Segment ``text`` into sentences, embed their windows once and compute distances."""
     if buffer_size < 0:

@@ -1,0 +1,90 @@
+"""The page view of a PDF in Explore (AppTest): chunk rectangles beside the text view,
+the reading order and furniture choices in the sidebar, the pager kept in step."""
+
+from __future__ import annotations
+
+import re
+
+from streamlit.testing.v1 import AppTest
+
+import chunking
+from chunking.documents.io import read_bytes
+from pages import pdf_view, sidebar
+from tests.test_app import _app, _ok
+from tests.test_pdf import two_columns, with_furniture
+
+
+def _upload(name: str, data: bytes) -> AppTest:
+    at = _app()
+    at.radio(key=sidebar.SOURCE_KEY).set_value("Upload").run()
+    at.file_uploader(key=sidebar.UPLOAD_KEY).set_value((name, data, "application/pdf")).run()
+    return _ok(at)
+
+
+def _svgs(at: AppTest) -> list[str]:
+    return [h.value for h in at.html if "ce-pdf-page" in h.value]
+
+
+def test_a_pdf_shows_its_page_with_every_chunks_rectangles() -> None:
+    data = with_furniture(3)
+    at = _upload("report.pdf", data)
+    at.number_input(key="recursive.size").set_value(60).run()
+    _ok(at)
+    (svg,) = _svgs(at)
+    doc = read_bytes(data, "report.pdf")
+    size = int(at.number_input(key="recursive.size").value)
+    chunks = doc.with_pages(chunking.chunk(doc.text, "recursive", size=size))
+    expected = sum(1 for c in chunks for b in c.metadata["boxes"] if b[0] == 1)
+    assert expected and svg.count('class="ce-pdf-chunk') == expected
+    assert 'data-page="1"' in svg and "data:image/png;base64," in svg
+    assert svg.count('class="ce-pdf-furniture"') == 2  # header and page number, struck
+    assert "header: Annual Report 2024" in svg
+    boundary = "".join(h.value for h in at.html if 'class="ce-doc"' in h.value)
+    assert "Body line 0 of page 1" in boundary and "Annual Report" not in boundary
+    assert any("1 column(s)" in c.value for c in at.caption)
+
+
+def test_the_page_view_follows_the_text_pager_and_the_selected_chunk() -> None:
+    at = _upload("report.pdf", with_furniture(3))
+    at.number_input(key="recursive.size").set_value(30).run()
+    doc = read_bytes(with_furniture(3), "report.pdf")
+    size = int(at.number_input(key="recursive.size").value)
+    chunks = chunking.chunk(doc.text, "recursive", size=size)
+    last = len(chunks) - 1
+    at.number_input(key="explore.chunk").set_value(last).run()
+    _ok(at)
+    (svg,) = _svgs(at)
+    page = doc.page_of(chunks[last].start)
+    assert page == 3
+    assert f'data-page="{page}"' in svg
+    assert at.number_input(key=pdf_view.PAGE_KEY).value == page
+    assert svg.count("ce-selected") == len(
+        [b for b in doc.boxes_of(chunks[last].start, chunks[last].end) if b[0] == page]
+    )
+    at.toggle(key=pdf_view.ARROWS_KEY).set_value(True).run()
+    (svg,) = _svgs(at)
+    assert svg.count('class="ce-pdf-order"') > 0
+
+
+def test_reading_order_and_furniture_choices_change_the_text() -> None:
+    at = _upload("columns.pdf", two_columns())
+    caption = next(c.value for c in at.caption if "columns.pdf" in c.value)
+    layout_chars = int(re.search(r"([\d,]+) characters", caption).group(1).replace(",", ""))
+    assert layout_chars == len(read_bytes(two_columns(), "columns.pdf").text)
+    assert any("2 column(s)" in c.value for c in at.caption)
+    at.radio(key=pdf_view.ORDER_KEY).set_value("stream").run()
+    _ok(at)
+    streamed = read_bytes(two_columns(), "columns.pdf", pdf_order="stream").text
+    boundary = "".join(h.value for h in at.html if 'class="ce-doc"' in h.value)
+    assert "Alpha one starts the left column Gamma one" in boundary
+    assert streamed.startswith("A Study of Two Columns")
+    report = _upload("report.pdf", with_furniture(2))
+    report.toggle(key=pdf_view.FURNITURE_KEY).set_value(True).run()
+    _ok(report)
+    text = "".join(h.value for h in report.html if 'class="ce-doc"' in h.value)
+    assert "Annual Report 2024" in text
+
+
+def test_a_text_document_has_no_page_view() -> None:
+    at = _ok(_app())
+    assert _svgs(at) == []
