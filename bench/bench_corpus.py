@@ -18,7 +18,7 @@ With ``--embed``, a separate ``--embed-size`` MB corpus is embedded by the local
 with the fastest model that loads (:data:`FAST_MODELS`), and the run's manifest says
 how its time splits between chunking, embedding and writing.
 The Ray and Spark engines' overhead is their wall time over the local engine's with the
-same number of workers. The Spark engine's start-up (the session and its JVM, from its
+same number of workers. The Spark engine's start-up (its session, JVM and Python workers, from its
 manifest) is printed apart, with the throughput after it; its peak memory is split into
 the driver (the command and its JVM, which in ``local[N]`` also runs the executor) and
 the Python workers (every other process of the tree); the other engines' likewise.
@@ -196,7 +196,7 @@ def report(corpus: Path, work: Path, size: int, options: argparse.Namespace) -> 
         if "startup_seconds" in timings:
             startup = float(timings["startup_seconds"])
             print(
-                f"      start-up {startup:.1f} s (session, JVM); after it "
+                f"      start-up {startup:.1f} s (session, JVM, Python workers); after it "
                 f"{mb / max(seconds - startup, 1e-9):6.2f} MB/s"
             )
         shutil.rmtree(out)

@@ -8,6 +8,8 @@ with (:func:`app_default`: the registry's first strategy with its defaults, as t
 sidebar's controls start), never a fixed one. Phases (each session is its own browser
 context, all driven concurrently):
 
+0. big upload: first, one session uploads a ``--big-upload-mb`` (4.6) MB document; the
+   server's peak memory (``VmHWM``) is read once its script run has ended.
 1. explore: every session opens ``/explore`` on the default sample; then, round after
    round, all of them change the chunk size at the same moment. Measured per session:
    the time until the new chunk count is shown, checked against the core's count.
@@ -100,6 +102,11 @@ SETTLED_JS = """([e, settle]) => {
   window.__ceSince = window.__ceSince || Date.now();
   return Date.now() - window.__ceSince > settle * 1000 ? "wrong:" + v : false;
 }""".replace("COUNT", COUNT_JS)
+#: True once the app's script run has finished (the attribute Streamlit sets for tests).
+IDLE_JS = (
+    "() => { const app = document.querySelector('[data-testid=\"stApp\"]'); "
+    "return !!app && app.dataset.testScriptState === 'notRunning'; }"
+)
 ERRORS_JS = """() => [...document.querySelectorAll(
     '[data-testid="stException"], [data-testid="stAlertContentError"]')]
   .map(e => e.innerText.slice(0, 200))"""
@@ -136,19 +143,21 @@ class Phase:
         )
 
 
-def documents(n: int) -> list[str]:
-    """``n`` different documents of about 1 MB each, from the chroma-eval corpora."""
+def documents(n: int, chars: int = DOC_CHARS) -> list[str]:
+    """``n`` different documents of ``chars`` characters (1 MB) each, from the chroma-eval
+    corpora."""
     sources = sorted(CORPORA.glob("*.md")) or sorted((ROOT / "sample_docs").glob("*.txt"))
     text = "\n\n".join(p.read_text(encoding="utf-8") for p in sources)
-    while len(text) < 2 * DOC_CHARS:
+    while len(text) < 2 * chars:
         text += "\n\n" + text
-    step = max(1, (len(text) - DOC_CHARS) // max(n, 1))
-    return [f"Document {k}.\n\n" + text[k * step : k * step + DOC_CHARS] for k in range(n)]
+    step = max(1, (len(text) - chars) // max(n, 1))
+    return [f"Document {k}.\n\n" + text[k * step : k * step + chars] for k in range(n)]
 
 
-def rss_mb(pid: int) -> float:
+def rss_mb(pid: int, field: str = "VmRSS") -> float:
+    """The server's resident memory in MB (``VmHWM``: its peak so far)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return float("nan")
 
@@ -300,6 +309,20 @@ async def run(args: argparse.Namespace, url: str, pid: int | None) -> None:
         if pid is not None:
             print(f"server warm; idle after {wait_until_idle(pid):.1f} s; RSS {rss_mb(pid):.0f} MB")
         phases: list[Phase] = []
+        if args.big_upload_mb and pid is not None:
+            big_upload = Phase(f"one upload of {args.big_upload_mb:g} MB")
+            phases.append(big_upload)
+            before = rss_mb(pid)
+            context, page = await open_upload(browser, url)
+            text = documents(1, int(args.big_upload_mb * 1024 * 1024))[0]
+            await upload(page, text, "big.txt", big_upload)
+            await page.wait_for_function(IDLE_JS, polling=200, timeout=TIMEOUT_MS)
+            await context.close()
+            print(
+                f"{big_upload.line()}; server RSS {before:.0f} MB before, peak (VmHWM) "
+                f"{rss_mb(pid, 'VmHWM'):.0f} MB, {rss_mb(pid):.0f} MB after [{load()}]",
+                flush=True,
+            )
 
         async def measured(phase: Phase, work) -> None:
             phases.append(phase)
@@ -353,6 +376,9 @@ def main() -> None:
     parser.add_argument("--uploads", type=int, default=50)
     parser.add_argument(
         "--big-round", type=int, default=16, help="sessions of the big round (0: none)"
+    )
+    parser.add_argument(
+        "--big-upload-mb", type=float, default=4.6, help="first, one upload this big (0: none)"
     )
     parser.add_argument(
         "--novel-sessions", type=int, default=4, help="sessions on the novel (0: none)"

@@ -7,10 +7,10 @@ sampled all along.
 Each session repeats a script until the time is up: upload a document different from
 every other session's and from its own earlier ones (slices of the chroma-eval corpora
 and the novel), check the chunk count against the core's for the app's default
-configuration, change the size and check again, download the configuration, then visit
-Semantic, the embedding map, Compare, Evaluate and Tune, waiting on each until the
-script run ends, and come back to Explore. The server's resident memory (VmRSS) is read
-every ``--sample`` seconds (30).
+configuration at the size the session last set, change the size and check again,
+download the configuration, then visit Semantic, the embedding map, Compare, Evaluate
+and Tune, waiting on each until the script run ends, and come back to Explore. The
+server's resident memory (VmRSS) is read every ``--sample`` seconds (30).
 
 Reported: the memory curve, its growth from the first sample after ``--warm-up``
 minutes (5; half the run when the run is shorter) to the largest and to the last
@@ -32,6 +32,7 @@ from bench.bench_load import (
     CORPORA,
     COUNT_JS,
     ERRORS_JS,
+    IDLE_JS,
     NOVEL,
     SIZES,
     expected_count,
@@ -41,11 +42,6 @@ from bench.bench_load import (
 )
 from tests.e2e.harness import CHROMIUM, CHROMIUM_ARGS, app_server, wait_until_idle
 
-#: True once the app's script run has finished (the attribute Streamlit sets for tests).
-IDLE_JS = (
-    "() => { const app = document.querySelector('[data-testid=\"stApp\"]'); "
-    "return !!app && app.dataset.testScriptState === 'notRunning'; }"
-)
 VISITS = ("Semantic", "Embedding map", "Compare", "Evaluate", "Tune")
 STEP_TIMEOUT_MS = 180_000
 DOC_CHARS = 60_000
@@ -130,13 +126,14 @@ async def session(browser, url: str, number: int, until: float, pool: str, tally
     sidebar = page.get_by_test_id("stSidebar")
     await sidebar.get_by_test_id("stRadio").get_by_text("Upload", exact=True).click()
     await idle(page, tally, "choosing Upload")
+    size: int | None = None  # the default until this session sets one; a new upload keeps it
     while time.perf_counter() < until:
         name, data = document(pool, number, tally.rounds)
         text = uploaded_text(data, name)
         await sidebar.locator(
             '.st-key-upload [data-testid="stFileUploaderDropzoneInput"]'
         ).set_input_files({"name": name, "mimeType": "text/plain", "buffer": data})
-        await count_is(page, expected_count(text), tally, f"upload {name}")
+        await count_is(page, expected_count(text, size), tally, f"upload {name} (size {size})")
         size = SIZES[tally.rounds % len(SIZES)]
         field_ = sidebar.locator('input[type="number"][aria-label="size"]')
         await field_.fill(str(size))

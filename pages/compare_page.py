@@ -157,9 +157,13 @@ def misses_section() -> None:
         hide_index=True,
         width="stretch",
         column_config={
+            "configuration": "Configuration",
+            "model": "Model",
+            "technique": "Technique",
+            "questions": "Questions",
             "never_retrieved_share": st.column_config.NumberColumn(
-                "never retrieved", format="percent"
-            )
+                "Never retrieved", format="percent"
+            ),
         },
         key="cmp_reasons",
     )

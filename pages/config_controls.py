@@ -14,7 +14,7 @@ import streamlit as st
 
 from chunking import Config, Strategy, strategies
 from chunking.documents.tokenizers import check_app_unit
-from pages.param_widgets import param_widget, tokenizer_upload, widget_value
+from pages.param_widgets import param_start, param_widget, tokenizer_upload, widget_value
 from pages.state import PERSIST, param_key
 
 STRATEGY_KEY = "strategy"
@@ -54,17 +54,55 @@ def config_controls(prefix: str = "", default: str | None = None) -> Config | st
             persist_state=PERSIST,
             key=key,
             format_func=lambda n: registry[n].label,
-            help="How the document is cut. Each strategy's parameters appear below.",
+            help="How the document is cut. Each strategy's parameters appear below. "
+            "Switching keeps the unit, the size and an overlap in that unit where the new "
+            "strategy takes them.",
+            on_change=_keep_size_on_switch,
+            args=(prefix,),
         )
         or names[0]
     )
+    st.session_state[f"{prefix}{_DRAWN}"] = name
     spec = registry[name]
     st.caption(spec.description)
+    kept = st.session_state.get(f"{prefix}{_KEPT}")
+    if kept is not None and kept[0] == name:
+        st.caption(kept[1])
     for param in spec.params:
         param_widget(param, param_key(name, param.name, prefix))
         if param.name == "unit" and param.pattern and not prefix:
             tokenizer_upload(param_key(name, param.name, prefix))
     return build_config(name, read_params(spec, prefix))
+
+
+#: Session keys (after the prefix): the strategy the box last drew, and what a switch
+#: kept (the new strategy and the sentence saying so).
+_DRAWN = "_strategy_drawn"
+_KEPT = "_strategy_kept"
+
+
+def _keep_size_on_switch(prefix: str) -> None:
+    """The strategy box's callback: the new strategy keeps the old one's unit, size and
+    overlap where it takes them (:func:`chunking.analysis.recommend.carried_over`)."""
+    from chunking.analysis.recommend import carried_over
+
+    registry = strategies()
+    old = st.session_state.get(f"{prefix}{_DRAWN}")
+    new = st.session_state.get(f"{prefix}{STRATEGY_KEY}")
+    st.session_state.pop(f"{prefix}{_KEPT}", None)
+    if not isinstance(old, str) or not isinstance(new, str):
+        return
+    if old not in registry or new not in registry:
+        return
+    before, after = registry[old], registry[new]
+    started = {p.name: param_start(p) for p in before.params}
+    values, current = read_params(before, prefix), read_params(after, prefix)
+    kept = carried_over(before, values, after, current, started)
+    for name, value in kept.items():
+        st.session_state[param_key(new, name, prefix)] = widget_value(after.param(name), value)
+    if kept:
+        said = ", ".join(f"{name.replace('_', ' ')} {value}" for name, value in kept.items())
+        st.session_state[f"{prefix}{_KEPT}"] = (new, f"Kept from {before.label}: {said}.")
 
 
 #: The names of compared configurations; A is always the sidebar's.

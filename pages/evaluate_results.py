@@ -26,12 +26,14 @@ from chunking.evaluation.lens import (
 )
 from chunking.evaluation.sweep import (
     COLUMN_LABELS,
+    INTERVAL_METRICS,
     SHARE_COLUMNS,
     Digest,
     Snapshot,
     labelled_table,
     models_side_by_side,
 )
+from chunking.tuning.stats import RESAMPLES
 from chunking.viz.evaluation import (
     metrics_vs_size,
     question_scores,
@@ -59,6 +61,11 @@ def share_labels(table: pd.DataFrame) -> list[str]:
     return [c for c in labelled_table(table[list(SHARE_COLUMNS)]).columns]
 
 
+#: The labels of the interval columns (``Recall 95 % low``, ...).
+INTERVAL_LABELS = tuple(
+    COLUMN_LABELS[f"{m}_ci_{s}"] for m in INTERVAL_METRICS for s in ("low", "high")
+)
+
 #: The results table's leading columns: what names a configuration, then its recall;
 #: the lens's miss reasons follow them, so that they are in view without scrolling.
 LEADING_COLUMNS = tuple(
@@ -81,6 +88,12 @@ def results_view(result: Digest, counts: tuple[int, int], seen: Sequence[Lens] =
     for column, values in lens_columns.items():
         shown[column] = values
     show_table(lens_first(shown, list(lens_columns)), f"{P}results", share_labels(table))
+    if any(c in shown for c in INTERVAL_LABELS):
+        st.caption(
+            "**95 % low / high**: the 95 % bootstrap interval of the mean over the questions "
+            f"({RESAMPLES:,} resamples of the questions). Two rows whose intervals overlap "
+            "may not really differ on these questions; the Tune page tests such differences."
+        )
     if display_columns(table):
         st.caption(
             "Missed gold spans by reason: **cut by a boundary** (no chunk holds the answer "

@@ -312,14 +312,13 @@ def main() -> None:
         )
     if page_col is not None:
         with page_col:
-            selected = st.session_state.get(CHUNK_KEY)
             pdf_view.page_view(
                 source,
                 sidebar.source_bytes(source),
                 chunks,
                 shown,
                 unit=config.unit,
-                selected=int(selected) if selected is not None else None,
+                selected=int(st.session_state.get(CHUNK_KEY) or 0),  # the Chunk input's
                 heat=heat,
                 gold=gold,
             )

@@ -251,17 +251,27 @@ def question_details(shared: state.SharedLens, at: int, marks: QuestionMarks) ->
         st.caption(f"All of its gold text was retrieved in the top {shared.lenses[at].top_k}.")
     chunks = shared.chunks[at][marks.corpus_id]
     gold = set(marks.gold_chunks)
+    top_k = shared.lenses[at].top_k
     rows = [
         {
-            "rank": rank,
+            "rank": str(rank),
             "chunk": index,
             "gold": index in gold and cid == marks.corpus_id,
             "text": preview(shared.chunks[at][cid][index].text, 100),
         }
         for cid, index, rank in marks.retrieved
     ]
+    # a gold chunk outside the top k: its rank as the miss above says it ("ranked 56")
+    ranks = {m.chunk: m.rank for m in marks.misses if m.chunk is not None and m.rank}
     rows += [
-        {"rank": None, "chunk": i, "gold": True, "text": preview(chunks[i].text, 100)}
+        {
+            "rank": f"{ranks[i]} (not in the top {top_k})"
+            if i in ranks
+            else f"not in the top {top_k}",
+            "chunk": i,
+            "gold": True,
+            "text": preview(chunks[i].text, 100),
+        }
         for i in marks.gold_chunks
         if i not in {index for cid, index, _ in marks.retrieved if cid == marks.corpus_id}
     ]

@@ -149,7 +149,7 @@ def endpoint_box(key: str, *, in_form: bool = False) -> str | None:
         )
         if not in_form:
             st.button(
-                "Use this endpoint", key=f"{key}_embed_use", on_click=_add_endpoint, args=(key,)
+                "Use this endpoint", key=f"{key}_embed_use", on_click=_use_endpoint, args=(key,)
             )
         st.caption(
             "A document is sent to a host other than this machine only after you confirm "
@@ -165,6 +165,10 @@ def endpoint_box(key: str, *, in_form: bool = False) -> str | None:
         if problem:
             st.error(problem)
         return name
+
+
+def _use_endpoint(key: str) -> None:
+    _add_endpoint(key)
 
 
 def _add_endpoint(key: str, choose: bool = True) -> str | None:

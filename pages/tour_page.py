@@ -1,5 +1,6 @@
-"""Guided tour: five levels of chunking, each with a button that opens the right page on
-a fitting sample document with fitting settings.
+"""Guided tour: five levels of chunking and a last stop, "Where would you cut?" (the
+sample gold segmentation), each with a button that opens the right page on a fitting
+sample document with fitting settings.
 
 A button's callback sets the sidebar's widgets (sample document, strategy, parameters:
 the keys in :mod:`pages.sidebar`) and, for the Semantic and Map pages, a one-time

@@ -46,6 +46,11 @@ def test_results_show_human_names_every_row_and_the_models_side_by_side() -> Non
     assert "Precision (std)" in columns and "Recall" in columns and "Technique" in columns
     assert not [c for c in columns if c.endswith(("_std", "_mean", "_share"))]
     assert len(results.value) == 4  # 2 sizes × 2 models
+    # each row's 95 % bootstrap interval of its recall and precision Ω, explained below
+    for label in ("Recall", "Precision Ω"):
+        low, high = results.value[f"{label} 95 % low"], results.value[f"{label} 95 % high"]
+        assert ((low <= results.value[label]) & (results.value[label] <= high)).all()
+    assert any("95 % bootstrap interval" in c.value for c in at.caption)
     per_model = next(d.value for d in at.dataframe if "configuration" in d.value.columns)
     assert any(c.startswith("Recall · hash") for c in per_model.columns)
     assert any(c.startswith("Recall · sentence-transformers") for c in per_model.columns)

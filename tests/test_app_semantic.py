@@ -252,7 +252,12 @@ def test_a_model_that_cannot_load_is_an_error_with_a_way_out(semantic_app: AppTe
     _ok(at.button(key="sem_use_bundled").click().run())
     assert not at.error
     assert at.selectbox(key="sem.model").value == "all-MiniLM-L6-v2"
-    assert _number(at, "Breakpoints") >= 0
+    # the bundled model's breakpoints at the page's current method and threshold
+    method = at.selectbox(key="sem.method").value
+    threshold = at.slider(key=f"sem.threshold.{method}").value
+    bundled = sem.analyze(TEXT, embedder=get_embedder("all-MiniLM-L6-v2"), buffer_size=1)
+    expected = bundled.chunk(threshold=threshold, **{**DEFAULTS, "method": method})
+    assert _number(at, "Breakpoints") == len(expected.breakpoints)
 
 
 def test_the_fake_model_works_and_is_cached_by_its_own_name() -> None:

@@ -9,7 +9,7 @@ from statistics import fmean
 import numpy as np
 import pytest
 import segeval
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from nltk.metrics.segmentation import pk as nltk_pk
 from scipy.optimize import linear_sum_assignment
@@ -143,6 +143,7 @@ def masses(boundaries: list[int], length: int) -> tuple[int, ...]:
     return tuple(y - x for x, y in pairwise(points))
 
 
+@settings(max_examples=120)
 @given(segmentation_pairs(), st.integers(1, 40), st.sampled_from([2, 3, 4, 6]))
 def test_random_segmentations_match_segeval(pair, k, n_t):
     length, gold, hyp = pair

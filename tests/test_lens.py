@@ -156,7 +156,7 @@ def test_an_evaluation_with_no_misses(bundled):
     assert seen.never_retrieved_share == 0.0
     assert seen.summary()["missed_answers"] == 0
     assert chunk_colours(seen, "doc", "reason") == [FOUND, FOUND, NO_GOLD]
-    assert reason_lines([seen]) == [f"{r} — {seen.label}: 0 answers" for r in REASONS]
+    assert reason_lines([seen]) == [f"{r} — {seen.label}: 0 gold spans missed" for r in REASONS]
 
 
 # --------------------------------------------------------------------- exact counts
@@ -296,7 +296,7 @@ def test_colours_marks_and_compare_sums(bundled):
     table = reasons_table([seen, other])
     assert table[OUT_RANKED].tolist() == [1, 0]
     lines = reason_lines([seen, other])
-    assert lines[2] == f"{OUT_RANKED} — {seen.label}: 1 answer; {other.label}: 0"
+    assert lines[2] == f"{OUT_RANKED} — {seen.label}: 1 gold span missed; {other.label}: 0"
     with pytest.raises(ValueError, match="colour chunks by"):
         chunk_colours(seen, "doc", "size")
 

@@ -78,6 +78,61 @@ def with_furniture(pages: int = 4, bare_numbers: bool = False) -> bytes:
     return bytes(pdf.output())
 
 
+SENTENCES = [
+    "Chunking decides what a retriever can find.",
+    "A boundary in the middle of an answer splits it in two.",
+    "Overlap repeats the edge of each chunk in the next.",
+    "Columns read across the page mix unrelated lines.",
+    "Headers and page numbers are not part of the text.",
+    "Every character keeps its page and its box.",
+]
+
+
+def two_column_report(pages: int = 2) -> bytes:
+    """Pages of two interleaved columns of paragraphs, a running header and numbers."""
+    pdf = _new(9)
+    for number in range(1, pages + 1):
+        pdf.add_page()
+        pdf.text(230, 40, "Chunking Quarterly - Volume 3")
+        columns: list[list[str]] = [[], []]
+        for side, column in enumerate(columns):
+            for paragraph in range(4):
+                if column:
+                    column.append("")
+                for line in range(5):
+                    k = (number * 7 + side * 3 + paragraph * 5 + line) % len(SENTENCES)
+                    column.append(f"{SENTENCES[k]} ({number}.{side}.{paragraph}.{line})")
+        for i, (a, b) in enumerate(zip(*columns, strict=True)):
+            y = 90 + 13 * i
+            if a:
+                pdf.text(45, y, a)
+            if b:
+                pdf.text(315, y, b)
+        pdf.text(290, 815, f"- {number} -")
+    return bytes(pdf.output())
+
+
+def test_columns_and_furniture_together() -> None:
+    read = read_pdf(two_column_report(2))
+    assert [layout.columns for layout in read.layouts] == [2, 2]
+    assert "Chunking Quarterly" not in read.text
+    kinds = sorted((f.page, f.kind, f.text) for f in read.furniture)
+    header = "Chunking Quarterly - Volume 3"
+    assert kinds == [
+        (1, "header", header),
+        (1, "page number", "- 1 -"),
+        (2, "header", header),
+        (2, "page number", "- 2 -"),
+    ]
+    first_page = read.text[slice(*read.pages[0])]
+    paragraphs = [p for p in first_page.split("\n\n") if p.strip()]
+    assert len(paragraphs) == 8
+    for k, paragraph in enumerate(paragraphs):
+        side, number = divmod(k, 4)
+        tags = re.findall(r"\((\d)\.(\d)\.(\d)\.(\d)\)", paragraph)
+        assert tags == [("1", str(side), str(number), str(line)) for line in range(5)]
+
+
 def table_pdf() -> bytes:
     pdf = _new()
     pdf.add_page()

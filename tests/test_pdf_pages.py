@@ -75,7 +75,7 @@ def test_the_page_shows_chunks_hover_selection_furniture_and_arrows() -> None:
     assert svg.count('class="ce-pdf-furniture"') == 2
     assert svg.count('class="ce-pdf-order"') == len(arrows) - 1
     assert "data:image/png;base64," in svg
-    width = re.search(r"width:(\d+)px", svg)
+    width = re.search(r"max-width:(\d+)px", svg)
     assert width is not None and int(width.group(1)) == round(layout.width * 2)
 
 

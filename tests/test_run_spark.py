@@ -116,7 +116,7 @@ def test_spark_embeddings_match_local_with_the_bundled_model(tmp_path: Path, spa
     assert run(on_spark, corpus, "--embed", "--engine", "spark") == 0
     assert row_set(on_spark) == row_set(local)
     expected, got = vectors(local), vectors(on_spark)
-    assert set(got) == set(expected) and len(got) >= 3
+    assert set(got) == set(expected) and len(got) >= 2
     assert next(iter(got.values())).shape == (384,)
     assert all(np.allclose(got[k], expected[k], atol=1e-5) for k in expected)
     assert manifest(on_spark)["embedding_dimension"] == 384

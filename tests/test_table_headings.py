@@ -71,3 +71,38 @@ def test_chunks_too_long_for_the_model_but_within_the_limit_keep_their_warning()
     report = make_report(document, config, chunking.run(text, config))
     assert {w.kind for w in report.warnings} >= {"truncated"}
     assert "over_limit" not in {w.kind for w in report.warnings}
+
+
+def test_the_text_view_draws_each_later_group_with_its_header_above_it() -> None:
+    from html.parser import HTMLParser
+
+    from chunking.viz.render import render_window
+
+    chunks = chunking.run(SPEC, Config.create("markdown", unit="tokens", size=160))
+    groups = [c for c in chunks if "table_group" in c.metadata]
+
+    class Spans(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.carried: list[tuple[str, str]] = []  # (chunk of the mark before, header)
+            self.text: list[str] = []
+            self.last_mark = ""
+
+        def handle_starttag(self, tag: str, attrs: list) -> None:
+            found = dict(attrs)
+            if "ce-mark" in (found.get("class") or ""):
+                self.last_mark = str(found.get("data-i"))
+            if found.get("class") == "ce-carried":
+                self.carried.append((self.last_mark, str(found["data-header"])))
+
+        def handle_data(self, data: str) -> None:
+            self.text.append(data)
+
+    view = Spans()
+    view.feed(render_window(SPEC, chunks, 0, len(SPEC), max_chars=len(SPEC)))
+    header = "| item | stock |\n|---|---|"
+    assert view.carried == [(str(g.index), header) for g in groups[1:]]
+    assert "".join(view.text) == SPEC  # drawn from an attribute: the text is the document's
+    hostile = SPEC.replace("| item | stock |", '| <b onclick="x">item</b> | stock |')
+    marked = render_window(hostile, chunking.run(hostile, Config.create("markdown", size=160)))
+    assert "<b onclick" not in marked and "&lt;b onclick=&quot;x&quot;&gt;" in marked

@@ -674,6 +674,48 @@ def _params_for(spec: Strategy, profile: _Profile, budget: _Budget) -> dict[str,
     return params
 
 
+def carried_over(
+    old: Strategy,
+    values: Mapping[str, Any],
+    new: Strategy,
+    current: Mapping[str, Any],
+    started: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """What a switch from strategy ``old`` (its parameter ``values``) to ``new`` (its
+    own ``current`` values) keeps: the unit, the size limit in it and an overlap counted
+    in it, each where ``new`` has the parameter and takes the value, so that work in
+    tokens at 160 stays at 160 tokens instead of bringing back ``new``'s earlier or
+    default size. Nothing when ``old``'s unit, size and overlap are still its
+    ``started`` values (nothing was worked on), when ``new`` cannot count in ``old``'s
+    unit, or when the kept values would not make a valid configuration; a value equal
+    to ``new``'s is left out."""
+    if old.name == new.name:
+        return {}
+    worked = [n for n in ("unit", old.limit_param, "overlap") if n and n in values]
+    if started is not None and all(values[n] == started.get(n) for n in worked):
+        return {}
+    unit = values.get("unit")
+    if unit is None or not _accepts(new, "unit", unit):
+        return {}
+    kept: dict[str, Any] = {"unit": unit}
+    if old.limit_param and new.limit_param and old.limit_param in values:
+        size = values[old.limit_param]
+        if _accepts(new, new.limit_param, size):
+            kept[new.limit_param] = new.param(new.limit_param).coerce(size)
+    same_overlap = overlap_in_units(old) and overlap_in_units(new) and "overlap" in values
+    if same_overlap and _accepts(new, "overlap", values["overlap"]):
+        kept["overlap"] = new.param("overlap").coerce(values["overlap"])
+    try:
+        Config.create(new.name, **{**current, **kept})
+    except ValueError:
+        kept.pop("overlap", None)  # an overlap over the kept size
+        try:
+            Config.create(new.name, **{**current, **kept})
+        except ValueError:
+            return {}
+    return {k: v for k, v in kept.items() if current.get(k) != v}
+
+
 def _accepts(spec: Strategy, name: str, value: Any) -> bool:
     """Whether ``spec`` has a parameter ``name`` that takes ``value``."""
     if value is None or name not in spec.param_names:

@@ -9,10 +9,15 @@ and whether the winner is real.
     chunk-explorer tune --dataset chroma-eval --space space.json --sampler tpe --trials 12
     chunk-explorer tune --document notes.md --questions notes_questions.csv --size 200 400
     chunk-explorer tune --dataset chroma-eval --size 200 400 --dry-run
+    chunk-explorer tune --document essay.txt --gold essay.gold.json --objective boundary_f1 \\
+        --strategy recursive paragraph --size 100 200 400 --sampler grid --tolerance 20
 
 The inputs are ``evaluate``'s (:func:`~chunking.cli.evaluate.add_source_arguments`), or
-``--document FILE`` with ``--questions`` for the user's own document. Progress goes to
-stderr when it is a terminal.
+``--document FILE`` with ``--questions`` for the user's own document. With
+``--objective boundary_f1`` or ``boundary_b``, ``--document FILE --gold GOLD.json``
+instead: the chunk starts are scored against the gold segmentation, no question is
+asked and no model is loaded, and there is no interval (the JSON's ``statistics`` says
+why). Progress goes to stderr when it is a terminal.
 """
 
 from __future__ import annotations
@@ -25,10 +30,19 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..config import Config
+from ..evaluation.boundaries import parse_tolerance
+from ..evaluation.gold import gold_from_marked, parse_marked, read_gold
 from ..evaluation.questions import Question, read_questions
 from ..evaluation.techniques import AXES as TECHNIQUE_AXES
 from ..tuning.holdout import DEFAULT_HOLDOUT, split_questions
-from ..tuning.objectives import COST_LABELS, COSTS, OBJECTIVE_LABELS, OBJECTIVES
+from ..tuning.objectives import (
+    ALL_OBJECTIVES,
+    BOUNDARY_COSTS,
+    COST_LABELS,
+    COSTS,
+    OBJECTIVE_LABELS,
+    is_boundary,
+)
 from ..tuning.samplers import SAMPLERS
 from ..tuning.search import TuneOptions, TuneResult, plan, tune
 from ..tuning.space import Space, load_space
@@ -64,7 +78,21 @@ def add_tune_parser(subparsers: Any) -> argparse.ArgumentParser:
 def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     add_source_arguments(parser)
     parser.add_argument(
-        "--document", metavar="FILE", help="your own document (with --questions about it)"
+        "--document",
+        metavar="FILE",
+        help="your own document (with --questions about it, or --gold for a boundary objective)",
+    )
+    parser.add_argument(
+        "--gold",
+        metavar="GOLD.json",
+        help="a gold segmentation of --document (saved by the app, or a text file with a "
+        "marker line between segments): the reference of --objective boundary_f1|boundary_b",
+    )
+    parser.add_argument(
+        "--tolerance",
+        default="0",
+        metavar="N[chars|sentences]",
+        help="how far a chunk start may be from a gold boundary for boundary_f1 (default 0)",
     )
     space = parser.add_argument_group("the space (lists, or --space)")
     space.add_argument("--space", metavar="SPACE.json", help="read the space from a JSON file")
@@ -96,8 +124,12 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
         "--trials", type=int, metavar="N", help="trials to run (default: all for grid, a third)"
     )
     search.add_argument("--seed", type=int, default=0)
-    search.add_argument("--objective", choices=OBJECTIVES, default="recall")
-    search.add_argument("--cost", choices=COSTS, default="tokens_sent")
+    search.add_argument("--objective", choices=ALL_OBJECTIVES, default="recall")
+    search.add_argument(
+        "--cost",
+        choices=COSTS,
+        help="default tokens_sent; chunks with a boundary objective (nothing is retrieved)",
+    )
     search.add_argument(
         "--holdout",
         type=float,
@@ -131,8 +163,37 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
 # --------------------------------------------------------------------------- inputs
 
 
+def _gold_source(args: argparse.Namespace) -> tuple[Source, dict[str, tuple[int, ...]]]:
+    """``--document FILE`` and its gold segmentation ``--gold`` (a boundary objective)."""
+    if args.document is None or args.gold is None:
+        raise ValueError(
+            f"--objective {args.objective} scores chunk starts against a gold segmentation: "
+            "give --document FILE --gold GOLD.json"
+        )
+    if args.dataset or args.corpus or args.questions:
+        raise ValueError(
+            f"--objective {args.objective} needs no questions: drop --dataset, --corpus "
+            "and --questions"
+        )
+    from ..documents.io import read_path
+
+    document = read_path(args.document)
+    name = Path(args.document).stem
+    if args.gold.lower().endswith(".json"):
+        text, gold = document.text, read_gold(args.gold, document.text, name)
+    else:  # a marked text: FILE may be the marked file itself
+        marked = read_path(args.gold)
+        source = f"gold file {Path(args.gold).name}"
+        _, gold = gold_from_marked(marked.text, name, source=source)
+        text, _ = parse_marked(document.text)
+        gold.check(text, name)
+    return Source({name: text}, [], None, None), {name: gold.boundaries}
+
+
 def _source(args: argparse.Namespace) -> Source:
     """``evaluate``'s inputs, or ``--document FILE`` with ``--questions``."""
+    if args.gold is not None:
+        raise ValueError("--gold is the reference of --objective boundary_f1 or boundary_b")
     if args.document is None:
         return load_source(args)
     if args.dataset or args.corpus:
@@ -193,24 +254,33 @@ def run_tune(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """The ``tune`` handler: load, plan, search, print and write."""
     out = out or sys.stdout
     space = build_space(args)
-    source = _source(args)
+    boundary = is_boundary(args.objective)
+    tolerance, tolerance_unit = parse_tolerance(args.tolerance)
+    gold: dict[str, tuple[int, ...]] | None = None
+    if boundary:
+        source, gold = _gold_source(args)
+    else:
+        source = _source(args)
     options = TuneOptions(
         sampler=args.sampler,
         trials=args.trials,
         seed=args.seed,
         objective=args.objective,
-        cost=args.cost,
+        cost=args.cost or (BOUNDARY_COSTS[0] if boundary else COSTS[0]),
         holdout=args.holdout,
         scope=source.scope,
+        tolerance=tolerance,
+        tolerance_unit=tolerance_unit,
     )
     baseline: Config | None = load_config(args.baseline) if args.baseline else None
     if args.dry_run:
         tuning, held_out = split_questions(source.questions, options.holdout, options.seed)
-        the_plan = plan(source.documents, tuning, space, options, _model_name(args.model))
+        model = None if boundary else _model_name(args.model)
+        the_plan = plan(source.documents, tuning, space, options, model)
         _write_plan(the_plan.to_dict(), the_plan.describe(), tuning, held_out, args.format, out)
         return 0
     show = not args.quiet and sys.stderr.isatty()
-    embedder = _embedder(args.model)
+    embedder = None if boundary else _embedder(args.model)  # no model for chunk starts
     result = tune(
         source.documents,
         source.questions,
@@ -219,6 +289,7 @@ def run_tune(args: argparse.Namespace, out: TextIO | None = None) -> int:
         options,
         baseline,
         terminal_progress("tune", sys.stderr, enabled=show),
+        gold=gold,
     )
     if show:
         sys.stderr.write("\n")
@@ -270,12 +341,21 @@ def write_text(result: TuneResult, out: TextIO) -> None:
     objective, cost = OBJECTIVE_LABELS[options.objective], COST_LABELS[options.cost]
     out.write(result.plan.describe() + "\n\n")
     width = max(len(t.label) for t in result.trials)
-    out.write(f"{'trial':<{width}}  {objective + ' [95 % interval]':<24}  {cost}\n")
+    boundary = is_boundary(options.objective)
+    heading = objective + (" (no interval)" if boundary else " [95 % interval]")
+    column = max(24, len(heading))
+    out.write(f"{'trial':<{width}}  {heading:<{column}}  {cost}\n")
     for t in result.trials:
         marks = " front" if t.on_front else ""
         marks += f" (same chunks as {t.duplicate_of})" if t.duplicate_of else ""
-        interval = f"{t.interval.mean:.3f} [{t.interval.low:.3f}, {t.interval.high:.3f}]"
-        out.write(f"{t.label:<{width}}  {interval:<24}  {t.costs[options.cost]:,.1f}{marks}\n")
+        interval = (
+            f"{t.interval.mean:.3f}"
+            if boundary
+            else f"{t.interval.mean:.3f} [{t.interval.low:.3f}, {t.interval.high:.3f}]"
+        )
+        out.write(
+            f"{t.label:<{width}}  {interval:<{column}}  {t.costs[options.cost]:,.1f}{marks}\n"
+        )
     out.write("\nFront: " + "; ".join(result.front) + "\n\nIs the winner real?\n")
     for line in result.verdict():
         out.write(f"- {line}\n")

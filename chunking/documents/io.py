@@ -343,7 +343,8 @@ def _check_size(size: int, name: str, max_bytes: int) -> None:
             limit = f"{max_bytes:,}-byte"
         raise DocumentError(
             f"{name} is {shown}, over the {limit} limit; "
-            "split it into smaller files or raise the limit (CLI: --max-mb)"
+            "split it into smaller files or raise the limit (the command line's "
+            "--max-mb; the app's CHUNK_EXPLORER_MAX_MB, set where it is started)"
         )
 
 

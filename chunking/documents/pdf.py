@@ -68,7 +68,11 @@ FURNITURE_KINDS = ("header", "footer", "page number")
 
 _NAN = float("nan")
 _DIGITS = re.compile(r"\d+")
-_NUMBER = re.compile(r"(?:page\s*)?(\d{1,5})(?:\s*(?:/|of)\s*\d+)?", re.IGNORECASE)
+#: A page number alone on its line: "7", "Page 7", "7 / 9", "Page 7 of 9", "- 7 -", "[7]".
+_NUMBER = re.compile(
+    r"[-\u2013\u2014(\[\s]*(?:page\s*)?(\d{1,5})(?:\s*(?:/|of)\s*\d+)?[-\u2013\u2014)\]\s]*",
+    re.IGNORECASE,
+)
 
 
 class PdfError(ValueError):

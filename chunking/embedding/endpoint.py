@@ -400,7 +400,7 @@ class EndpointEmbedder(Embedder):
         *,
         batch_size: int = MAX_INPUTS,
         progress: Progress | None = None,
-        disk_cache: bool = True,
+        disk_cache: bool | None = True,
         cache_dir: Path | None = None,
     ) -> np.ndarray:
         """Embed ``texts`` through the endpoint; every vector is cached on disk (an

@@ -43,7 +43,6 @@ import sys
 import threading
 import time
 import warnings
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -51,6 +50,9 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
+
+from ..runtime.limits import CACHE_BOUNDS
+from ..runtime.lru import BoundedLRU, shared_cache
 
 #: The seed of every UMAP fit: the same vectors always give the same map.
 RANDOM_STATE = 42
@@ -63,8 +65,8 @@ DEFAULT_MIN_DIST = 0.1
 DEFAULT_EPOCHS = 200
 #: Up to this many points, neighbours are found exactly with numpy (n² work).
 EXACT_KNN_LIMIT = 20_000
-#: Projections kept in memory.
-CACHE_ENTRIES = 32
+#: Projections kept in memory (and their bytes: ``CACHE_BOUNDS["core_projections"]``).
+CACHE_ENTRIES = CACHE_BOUNDS["core_projections"].max_entries
 METHODS = ("umap", "pca")
 NUMBA_CACHE_ENV = "NUMBA_CACHE_DIR"
 #: UMAP's modules whose numba functions are compiled for a fit.
@@ -359,31 +361,23 @@ def array_key(vectors: np.ndarray) -> str:
     return digest.hexdigest()
 
 
-_CACHE: OrderedDict[tuple, Projection] = OrderedDict()
-_CACHE_LOCK = threading.Lock()
+_CACHE: BoundedLRU[tuple, Projection] = shared_cache("core_projections")
 _FIT_LOCK = threading.Lock()
 
 
 def clear_cache() -> None:
     """Forget every remembered projection."""
-    with _CACHE_LOCK:
-        _CACHE.clear()
+    _CACHE.clear()
 
 
 def _remember(key: tuple, projection: Projection) -> None:
-    with _CACHE_LOCK:
-        _CACHE[key] = projection
-        _CACHE.move_to_end(key)
-        while len(_CACHE) > CACHE_ENTRIES:
-            _CACHE.popitem(last=False)
+    _CACHE.max_entries = CACHE_ENTRIES  # read here, so that it can be changed
+    _CACHE.put(key, projection)
 
 
 def _recall(key: tuple) -> Projection | None:
-    with _CACHE_LOCK:
-        projection = _CACHE.get(key)
-        if projection is not None:
-            _CACHE.move_to_end(key)
-        return projection
+    found: Projection | None = _CACHE.get(key)
+    return found
 
 
 def _check(vectors: np.ndarray, dims: int, method: str, n_neighbors: int, min_dist: float) -> None:

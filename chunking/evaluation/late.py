@@ -18,7 +18,6 @@ Only sentence-transformers models on torch expose token vectors here; others rai
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +26,7 @@ import numpy as np
 from ..embedding.cache import text_key
 from ..embedding.models import EmbeddingError, SentenceTransformerEmbedder
 from ..model import Progress
+from ..runtime.lru import BoundedLRU, shared_cache
 
 if TYPE_CHECKING:
     from ..embedding.models import Embedder
@@ -36,10 +36,9 @@ if TYPE_CHECKING:
 WINDOW_OVERLAP = 0.25
 #: Windows sent to the model at once.
 WINDOW_BATCH = 8
-#: Late vectors kept per process, by model, document and chunk spans.
-_CACHE_SIZE = 64
-_CACHE: dict[tuple[str, str, str], np.ndarray] = {}
-_CACHE_LOCK = threading.Lock()
+#: Late vectors kept per process, by model, document and chunk spans (bounded in
+#: entries and bytes: ``CACHE_BOUNDS["late_vectors"]``).
+_CACHE: BoundedLRU[tuple[str, str, str], np.ndarray] = shared_cache("late_vectors")
 
 
 def transformer_parts(embedder: Embedder) -> tuple[Any, Any]:
@@ -178,15 +177,11 @@ def late_vectors(
     """One unit vector per chunk span, pooled from the whole document's token vectors
     (cached per model, document and spans)."""
     key = (embedder.name, text_key(document), text_key(np.asarray(spans).tobytes().hex()))
-    with _CACHE_LOCK:
-        cached = _CACHE.get(key)
+    cached: np.ndarray | None = _CACHE.get(key)
     if cached is not None:
         return cached
     vectors, offsets = token_vectors(embedder, document, progress)
     pooled = pool(vectors, token_ranges(offsets, np.asarray(spans, dtype=np.int64)))
     pooled.setflags(write=False)
-    with _CACHE_LOCK:
-        _CACHE[key] = pooled
-        while len(_CACHE) > _CACHE_SIZE:
-            del _CACHE[next(iter(_CACHE))]
+    _CACHE.put(key, pooled)
     return pooled

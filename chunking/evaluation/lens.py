@@ -621,7 +621,8 @@ def reasons_table(lenses_: Sequence[Lens]) -> pd.DataFrame:
 
 def reason_lines(lenses_: Sequence[Lens]) -> list[str]:
     """Compare's sums, one line per reason, configurations side by side:
-    ``"cut by a boundary — recursive 400: 9 answers; semantic: 2"``. Lenses without
+    ``"cut by a boundary — recursive 400: 9 gold spans missed; semantic: 2"`` (what is
+    counted are the questions' gold spans that were not retrieved). Lenses without
     retrieval are left out; two lenses of one configuration are told apart by model and
     technique."""
     shown = [one for one in lenses_ if one.retrieval]
@@ -637,7 +638,7 @@ def reason_lines(lenses_: Sequence[Lens]) -> list[str]:
         parts = []
         for number, (name, one) in enumerate(zip(names, shown, strict=True)):
             n = one.counts[reason]
-            noun = (" answer" if n == 1 else " answers") if number == 0 else ""
+            noun = (" gold span missed" if n == 1 else " gold spans missed") if number == 0 else ""
             parts.append(f"{name}: {n}{noun}")
         lines.append(f"{reason} — " + "; ".join(parts))
     return lines

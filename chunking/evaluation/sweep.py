@@ -30,6 +30,7 @@ import numpy as np
 from ..config import Config, get_strategy
 from ..model import Chunk, Progress, report_fraction
 from ..params import Strategy
+from ..tuning.stats import mean_interval
 from .core import GIVEN, METRIC_LABELS, METRICS, Evaluation, Settings, evaluate
 from .questions import Question
 from .techniques import DENSE, TABLE_TECHNIQUES, Technique
@@ -40,6 +41,10 @@ if TYPE_CHECKING:
     from ..embedding.models import Embedder
 
 AXES = ("strategy", "size", "overlap", "unit", "threshold")
+#: The metrics whose mean gets a 95 % bootstrap interval in the results table
+#: (``recall_ci_low``, ``recall_ci_high``, ...): recall, what retrieval finds, and
+#: precision Ω, the ceiling the chunks allow (the one scored without retrieval).
+INTERVAL_METRICS = ("recall", "precision_omega")
 #: What names a row of the results table: the configuration, the model, the technique
 #: and what the chunks look like.
 KEY_COLUMNS = (*AXES, "model", "technique", "n_chunks", "mean_tokens")
@@ -47,6 +52,7 @@ KEY_COLUMNS = (*AXES, "model", "technique", "n_chunks", "mean_tokens")
 TABLE_COLUMNS = (
     *KEY_COLUMNS,
     *(f"{m}_{s}" for m in METRICS for s in ("mean", "std")),
+    *(f"{m}_ci_{s}" for m in INTERVAL_METRICS for s in ("low", "high")),
     "split_share",
     "truncated_share",
     "model_limit",
@@ -249,6 +255,8 @@ COLUMN_LABELS = {
     "mean_tokens": "Mean tokens",
     **{f"{m}_mean": METRIC_LABELS[m] for m in METRICS},
     **{f"{m}_std": f"{METRIC_LABELS[m]} (std)" for m in METRICS},
+    **{f"{m}_ci_low": f"{METRIC_LABELS[m]} 95 % low" for m in INTERVAL_METRICS},
+    **{f"{m}_ci_high": f"{METRIC_LABELS[m]} 95 % high" for m in INTERVAL_METRICS},
     "split_share": "Gold spans split",
     "truncated_share": "Chunks over the model's window",
     "model_limit": "Model window (word pieces)",
@@ -259,6 +267,7 @@ COLUMN_LABELS = {
 #: Columns holding shares in [0, 1] (shown as percentages).
 SHARE_COLUMNS = (
     *(f"{m}_{s}" for m in METRICS for s in ("mean", "std")),
+    *(f"{m}_ci_{s}" for m in INTERVAL_METRICS for s in ("low", "high")),
     "split_share",
     "truncated_share",
 )
@@ -271,11 +280,33 @@ def labelled_table(table: pd.DataFrame) -> pd.DataFrame:
     return shown.rename(columns=COLUMN_LABELS)
 
 
+def metric_intervals(
+    evaluation: Evaluation, metrics: Sequence[str] = INTERVAL_METRICS, seed: int = 0
+) -> dict[str, float]:
+    """``{metric}_ci_low`` and ``{metric}_ci_high``: the 95 % percentile bootstrap
+    interval of each metric's mean over the evaluation's questions
+    (:func:`chunking.tuning.stats.mean_interval`, seeded, so the same scores give the
+    same interval). NaN where the metric was not computed (no retrieval) or there are
+    no questions; a metric with the same score on every question has a zero-width
+    interval."""
+    out: dict[str, float] = {}
+    for metric in metrics:
+        scores = np.asarray(evaluation.scores[metric], dtype=np.float64)
+        if np.isnan(scores).any():
+            low = high = float("nan")
+        else:
+            interval = mean_interval(scores, seed)
+            low, high = interval.low, interval.high
+        out[f"{metric}_ci_low"], out[f"{metric}_ci_high"] = low, high
+    return out
+
+
 def results_table(evaluations: Sequence[Evaluation]) -> pd.DataFrame:
-    """One tidy row per evaluation, columns :data:`TABLE_COLUMNS`."""
+    """One tidy row per evaluation, columns :data:`TABLE_COLUMNS`; the metrics of
+    :data:`INTERVAL_METRICS` with their 95 % bootstrap interval (:func:`metric_intervals`)."""
     import pandas as pd
 
-    rows = [e.summary for e in evaluations]
+    rows = [{**e.summary, **metric_intervals(e)} for e in evaluations]
     return pd.DataFrame.from_records(rows, columns=list(TABLE_COLUMNS))
 
 

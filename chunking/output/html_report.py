@@ -34,6 +34,7 @@ from ..core import run
 from ..documents.io import Document
 from ..engine.spans import document_sentences
 from ..evaluation.passk import k_display, table_ks
+from ..evaluation.sweep import COLUMN_LABELS
 from ..model import Chunk
 from ..viz.figures import boundary_strip, histogram_panels, size_histogram
 from ..viz.render import BOUNDARY_CSS, HIERARCHY_LEGEND_HTML, LEGEND_HTML, is_nested, render_window
@@ -309,7 +310,8 @@ def evaluation_display(table: pd.DataFrame) -> pd.DataFrame:
     omega = "precision_omega_mean" if "precision_omega_mean" in table else "precision_omega"
     if omega in table:
         shown["Precision Ω"] = [_percent(v) for v in table[omega]]
-    return pd.DataFrame(shown)
+    names_shown = {**COLUMN_LABELS, "configuration": "Configuration"}
+    return pd.DataFrame(shown).rename(columns=names_shown)
 
 
 def evaluation_report(

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from .settings import RunSettings
 
 INSTALL_HINT = "pip install 'chunk-explorer[spark]'"
+CONNECT_HINT = "pyspark's connect extra: pip install 'pyspark[connect]==4.3.0'"
 JAVA_HINT = (
     "--engine spark needs Java 17 or newer: install it (Debian/Ubuntu: "
     "sudo apt-get install openjdk-17-jre-headless; macOS: brew install openjdk@17) "
@@ -198,7 +199,15 @@ def connect(settings: RunSettings) -> tuple[Any, bool]:
     if remote is not None:
         if remote.startswith("sc://") and remote != master:
             check_reachable(remote)
-        return session.builder.remote(remote).getOrCreate(), True
+        if remote.startswith("local"):  # pyspark starts a Connect server here
+            find_java()
+            os.environ["PYSPARK_PYTHON"] = sys.executable
+        try:
+            return session.builder.remote(remote).getOrCreate(), True
+        except ImportError as exc:  # grpcio-status and the rest of pyspark[connect]
+            raise ValueError(
+                f"Spark Connect (SPARK_REMOTE, sc://) needs {CONNECT_HINT} ({exc})"
+            ) from None
     if active is not None:  # one session per process: Spark would return this one anyway
         return active, False
     find_java()
@@ -221,8 +230,23 @@ def connect(settings: RunSettings) -> tuple[Any, bool]:
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=QUIET_WARNINGS.split(":")[1])
         spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+        spark.sparkContext.setLogLevel("ERROR")
+        warm_up(spark, spark.sparkContext.defaultParallelism)
     return spark, True
+
+
+def warm_up(spark: Any, workers: int) -> None:
+    """Start the session's Python workers, the chunking code imported in each, so that
+    the start-up is counted apart from the run (the first job would pay it)."""
+    frame = spark.range(workers, numPartitions=workers)
+    frame.mapInPandas(_warm, frame.schema).collect()
+
+
+def _warm(batches: Iterator[Any]) -> Iterator[Any]:
+    from . import documents, output
+
+    assert documents.Job and output.RunOutput  # imported once per Python worker
+    yield from batches
 
 
 # ------------------------------------------------------------------------- run
@@ -244,6 +268,7 @@ def run_spark(
         warnings.filterwarnings("ignore", message=QUIET_WARNINGS.split(":")[1])
         began = time.perf_counter()
         spark, started_here = connect(settings)
+        #: Starting (or joining) the session: the JVM and, locally, the Python workers.
         timings = {"startup_seconds": time.perf_counter() - began}
         try:
             timings |= _run_waves(

@@ -44,6 +44,12 @@ CACHE_BOUNDS: dict[str, CacheBound] = {
     "embedding_vectors": CacheBound(
         100_000, 192 * MB, "embedding vectors by model and text", "chunking/embedding/cache.py"
     ),
+    "core_projections": CacheBound(
+        32, 64 * MB, "projections by vectors and settings", "chunking/embedding/projection.py"
+    ),
+    "late_vectors": CacheBound(
+        64, 128 * MB, "late-chunking vectors per document", "chunking/evaluation/late.py"
+    ),
     "semantic_analyses": CacheBound(
         6, 128 * MB, "semantic analyses (sentence embeddings)", "pages/semantic_page.py"
     ),

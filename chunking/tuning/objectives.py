@@ -6,6 +6,13 @@ Objectives (higher is better), never the similarity of chunks to the query:
 character with a gold span, 0 when none does) and ``pass@k`` (the share of the
 question's gold spans the top-k units cover by half, :mod:`chunking.evaluation.passk`).
 
+Boundary objectives (:data:`BOUNDARY_OBJECTIVES`) need no question and no model: each
+trial's chunk starts are scored against a gold segmentation drawn by hand
+(:func:`chunking.evaluation.boundaries.boundary_scores`): ``boundary_f1``, boundary F1
+within a tolerance, and ``boundary_b``, boundary similarity B. There is one score per
+document with a gold segmentation, not one per question, so a search on them reports no
+interval (see :func:`boundary_score`).
+
 Costs (lower is better): ``tokens_sent``, the mean cl100k tokens of the top-k units
 returned per question (what a language model reads); ``chunks``, how many chunks the
 documents were cut into; ``embedded_tokens``, the cl100k tokens of every text embedded to
@@ -14,16 +21,26 @@ index them (0 for BM25, which embeds nothing); ``seconds``, the trial's wall tim
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from ..evaluation.boundaries import ToleranceUnit, boundary_scores
 from ..evaluation.core import Evaluation, searched_texts
 from ..evaluation.passk import FOUND_AT, pass_scores
 from ..evaluation.spans import intersecting
+from ..model import Chunk
 from ..units import get_sizer
 
+#: The objectives scored on questions with gold spans.
 OBJECTIVES = ("recall", "precision", "iou", "precision_omega", "mrr", "pass@k")
+#: The objectives scored against a gold segmentation, and the score each one takes.
+BOUNDARY_OBJECTIVES = ("boundary_f1", "boundary_b")
+BOUNDARY_KEYS = {"boundary_f1": "f1", "boundary_b": "b"}
+#: Every objective a search can use.
+ALL_OBJECTIVES = (*OBJECTIVES, *BOUNDARY_OBJECTIVES)
+#: The costs a boundary objective can weigh (nothing is retrieved: no tokens are sent).
+BOUNDARY_COSTS = ("chunks", "embedded_tokens", "seconds")
 COSTS = ("tokens_sent", "chunks", "embedded_tokens", "seconds")
 OBJECTIVE_LABELS = {
     "recall": "recall",
@@ -32,6 +49,8 @@ OBJECTIVE_LABELS = {
     "precision_omega": "precision Ω",
     "mrr": "MRR",
     "pass@k": "pass@k",
+    "boundary_f1": "boundary F1",
+    "boundary_b": "boundary B",
 }
 COST_LABELS = {
     "tokens_sent": "tokens sent per question",
@@ -42,9 +61,16 @@ COST_LABELS = {
 
 
 def check_objective(objective: str) -> str:
-    if objective not in OBJECTIVES:
-        raise ValueError(f"unknown objective {objective!r}; choose one of: {', '.join(OBJECTIVES)}")
+    if objective not in ALL_OBJECTIVES:
+        raise ValueError(
+            f"unknown objective {objective!r}; choose one of: {', '.join(ALL_OBJECTIVES)}"
+        )
     return objective
+
+
+def is_boundary(objective: str) -> bool:
+    """Whether the objective scores chunk starts against a gold segmentation."""
+    return objective in BOUNDARY_OBJECTIVES
 
 
 def check_cost(cost: str) -> str:
@@ -54,8 +80,30 @@ def check_cost(cost: str) -> str:
 
 
 def needs_retrieval(objective: str) -> bool:
-    """Whether the objective scores what was retrieved (all but precision_Ω)."""
-    return objective != "precision_omega"
+    """Whether the objective scores what was retrieved (all but precision_Ω and the
+    boundary objectives)."""
+    return objective != "precision_omega" and not is_boundary(objective)
+
+
+def boundary_score(
+    text: str,
+    gold: Sequence[int],
+    chunks: Sequence[Chunk],
+    objective: str,
+    tolerance: int = 0,
+    tolerance_unit: ToleranceUnit = "chars",
+) -> float:
+    """``boundary_f1`` (within ``tolerance``) or ``boundary_b`` of the chunks' starts
+    against the ``gold`` boundaries of ``text``; higher is better, 1 is perfect.
+
+    One number per document: it compares two segmentations, it is not a mean over
+    questions, so no bootstrap over questions applies to it."""
+    if not is_boundary(objective):
+        raise ValueError(f"{objective!r} is not a boundary objective")
+    scores = boundary_scores(
+        text, gold, list(chunks), tolerance=tolerance, tolerance_unit=tolerance_unit
+    )
+    return float(scores[BOUNDARY_KEYS[objective]])
 
 
 def mrr_scores(evaluation: Evaluation) -> np.ndarray:

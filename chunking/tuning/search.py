@@ -15,6 +15,14 @@ trial's objective per question (:mod:`.objectives`), and computes the statistics
 :mod:`.stats`: an interval per trial, the front (:mod:`.front`), the winner against the
 runner-up and against a baseline, the detectable difference, the split-half stability,
 and the finalists' scores on the held-out questions.
+
+With a boundary objective (``boundary_f1``, ``boundary_b``; :mod:`.objectives`) a trial
+is scored by its chunk starts against a gold segmentation per document: no question, no
+model, nothing embedded. Those scores are one number per document, not a sample of
+questions, so none of the statistics above is computed for them (no interval, no
+difference, no detectable difference, no stability: :data:`NO_INTERVALS` says why in
+the JSON and the verdict); the trials, the front and the ranking are the scores as they
+are.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..config import Config
+from ..evaluation.boundaries import ToleranceUnit
 from ..evaluation.core import (
     Evaluation,
     Scope,
@@ -46,11 +55,14 @@ from ..model import Chunk, Progress, report_fraction
 from .front import front_mask
 from .holdout import DEFAULT_HOLDOUT, check_share, split_questions
 from .objectives import (
+    BOUNDARY_COSTS,
     COST_LABELS,
     OBJECTIVE_LABELS,
     TokenCounter,
+    boundary_score,
     check_cost,
     check_objective,
+    is_boundary,
     needs_retrieval,
     objective_scores,
     trial_costs,
@@ -75,6 +87,12 @@ if TYPE_CHECKING:
 #: Draws a sampler may make per trial of the budget before the search gives up (TPE
 #: may draw points already seen).
 DRAWS_PER_TRIAL = 20
+#: Why a search on a boundary objective reports no interval (``statistics`` in its JSON).
+NO_INTERVALS = (
+    "none: a boundary score compares one segmentation with the gold one per document; "
+    "it is not a mean over questions, so there is nothing to resample: no interval, "
+    "difference, p-value, detectable difference or stability is computed"
+)
 
 
 def default_baseline() -> Config:
@@ -94,11 +112,21 @@ class TuneOptions:
     cost: str = "tokens_sent"
     holdout: float = DEFAULT_HOLDOUT
     scope: Scope = "document"
+    #: How far a chunk start may be from a gold boundary for ``boundary_f1``.
+    tolerance: int = 0
+    tolerance_unit: ToleranceUnit = "chars"
 
     def __post_init__(self) -> None:
         check_sampler(self.sampler)
         check_objective(self.objective)
         check_cost(self.cost)
+        if is_boundary(self.objective) and self.cost not in BOUNDARY_COSTS:
+            raise ValueError(
+                f"the cost {self.cost} needs questions to retrieve for; with "
+                f"{self.objective} choose one of: {', '.join(BOUNDARY_COSTS)}"
+            )
+        if self.tolerance < 0:
+            raise ValueError(f"--tolerance must be 0 or more; got {self.tolerance}")
         check_share(self.holdout)
         if self.seed < 0:
             raise ValueError(f"--seed must be 0 or more; got {self.seed}")
@@ -195,6 +223,8 @@ def _signature(point: Point, chunks: Mapping[str, Sequence[Chunk]]) -> str:
 
 
 def _ids(documents: Mapping[str, str], questions: Sequence[Question], scope: Scope) -> list[str]:
+    if not questions:  # a boundary objective: every document given (those with gold)
+        return list(documents)
     ids = list(dict.fromkeys(q.corpus_id for q in questions))
     unknown = [i for i in ids if i not in documents]
     if unknown:
@@ -213,7 +243,7 @@ def plan(
     """Build, check and cut every point on paper (nothing is embedded); ``model`` is
     the embedding model whose speed estimates the time (None: no embedding)."""
     options = options or TuneOptions()
-    if not questions:
+    if not questions and not is_boundary(options.objective):
         raise ValueError("there are no questions to tune on")
     ids = _ids(documents, questions, options.scope)
     label = _labels(space)
@@ -366,6 +396,8 @@ class TuneResult:
     texts_requested: int
     texts_embedded: int
     seconds: float
+    #: With a boundary objective: each scored document's gold boundaries.
+    gold: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def front(self) -> list[str]:
@@ -397,9 +429,27 @@ class TuneResult:
             "detectable_difference": self.detectable_difference,
             "stability": self.stability.to_dict(),
             "questions": {"tuning": len(self.tuning), "held_out": len(self.held_out)},
+            **self._boundary_fields(),
             "warnings": list(self.warnings),
             "texts_requested": self.texts_requested,
             "seconds": round(self.seconds, 2),
+        }
+
+    def _boundary_fields(self) -> dict[str, Any]:
+        """With a boundary objective: ``statistics`` (why there is no interval) and
+        ``gold`` (the documents, the boundaries, the tolerance of boundary F1)."""
+        options = self.options
+        if not is_boundary(options.objective):
+            return {}
+        return {
+            "stability": None,  # replaces the empty Stability(0, 0): nothing was resampled
+            "statistics": NO_INTERVALS,
+            "gold": {
+                "documents": len(self.gold),
+                "boundaries": sum(len(b) for b in self.gold.values()),
+                "tolerance": options.tolerance,
+                "tolerance_unit": options.tolerance_unit,
+            },
         }
 
     def trials_frame(self) -> pd.DataFrame:
@@ -418,13 +468,18 @@ class TuneResult:
 
     def per_question(self) -> pd.DataFrame:
         """``label``, ``question_id``, ``split`` and ``score``: every trial on the tuning
-        split, the winner, runner-up and baseline on the held-out split."""
+        split, the winner, runner-up and baseline on the held-out split (no row with a
+        boundary objective, which asks no question)."""
         import pandas as pd
 
         labels: list[str] = []
         ids: list[int] = []
         splits: list[str] = []
         scores: list[float] = []
+        if is_boundary(self.options.objective):
+            return pd.DataFrame(
+                {"label": labels, "question_id": ids, "split": splits, "score": scores}
+            )
 
         def add(label: str, questions: Sequence[Question], values: np.ndarray, split: str) -> None:
             labels.extend([label] * len(questions))
@@ -469,7 +524,7 @@ class _Runner:
         point: Point,
         questions: Sequence[Question],
         progress: Progress | None = None,
-    ) -> tuple[Evaluation, np.ndarray, dict[str, float]]:
+    ) -> tuple[Evaluation | None, np.ndarray, dict[str, float]]:
         assert point.config is not None and point.technique is not None
         began = time.perf_counter()
         settings = Settings(top_k=point.top_k, scope=self.options.scope)
@@ -503,6 +558,73 @@ class _Runner:
         return evaluation, scores, costs
 
 
+class _BoundaryRunner(_Runner):
+    """Scores points by their chunk starts against each document's gold boundaries: one
+    score per document with a gold segmentation (in ``gold``'s order), nothing embedded."""
+
+    def __init__(
+        self,
+        documents: Mapping[str, str],
+        gold: Mapping[str, Sequence[int]],
+        options: TuneOptions,
+        cuts: Mapping[str, Mapping[str, tuple[Chunk, ...]]],
+        counter: TokenCounter,
+    ) -> None:
+        super().__init__(documents, None, options, cuts, counter)
+        self.gold = gold
+
+    def run(
+        self,
+        point: Point,
+        questions: Sequence[Question],
+        progress: Progress | None = None,
+    ) -> tuple[Evaluation | None, np.ndarray, dict[str, float]]:
+        assert point.config is not None
+        began = time.perf_counter()
+        options = self.options
+        cut = self.cuts.get(point.config.to_json()) or chunk_documents(
+            self.documents, point.config, list(self.gold)
+        )
+        scores = np.array(
+            [
+                boundary_score(
+                    self.documents[name],
+                    boundaries,
+                    cut[name],
+                    options.objective,
+                    options.tolerance,
+                    options.tolerance_unit,
+                )
+                for name, boundaries in self.gold.items()
+            ],
+            dtype=np.float64,
+        )
+        costs = {
+            "tokens_sent": math.nan,  # nothing is retrieved: no question, no tokens sent
+            "chunks": float(sum(len(cut[name]) for name in self.gold)),
+            "embedded_tokens": float(
+                sum(self.counter.text(c.text) for name in self.gold for c in cut[name])
+            ),
+            "seconds": round(time.perf_counter() - began, 3),
+        }
+        return None, scores, costs
+
+
+def _gold_documents(
+    documents: Mapping[str, str], gold: Mapping[str, Sequence[int]] | None, objective: str
+) -> dict[str, str]:
+    """The documents a boundary objective scores: those with a gold segmentation."""
+    if not gold:
+        raise ValueError(
+            f"the objective {objective} scores chunk starts against a gold segmentation: "
+            "give one (--gold GOLD.json, saved from Explore's boundary editor)"
+        )
+    missing = [name for name in gold if name not in documents]
+    if missing:
+        raise ValueError(f"the gold segmentation is for {missing[0]!r}, which is not loaded")
+    return {name: documents[name] for name in gold}
+
+
 def tune(
     documents: Mapping[str, str],
     questions: Sequence[Question],
@@ -511,13 +633,25 @@ def tune(
     options: TuneOptions | None = None,
     baseline: Config | None = None,
     progress: Progress | None = None,
+    gold: Mapping[str, Sequence[int]] | None = None,
 ) -> TuneResult:
     """Search ``space`` on the tuning split of ``questions``; see the module docstring.
 
-    ``progress(done, total, what)`` hears each trial; raise from it to stop.
+    ``progress(done, total, what)`` hears each trial; raise from it to stop. With a
+    boundary objective, ``gold`` maps each document to score to its gold boundaries;
+    ``questions`` and ``embedder`` are not used (give ``()`` and ``None``).
     """
     began = time.perf_counter()
     options = options or TuneOptions()
+    boundary = is_boundary(options.objective)
+    if boundary:
+        documents, questions = _gold_documents(documents, gold, options.objective), ()
+        varied = [k for k, v in space.retrieval.items() if len(v) > 1]
+        if varied:
+            raise ValueError(
+                f"{options.objective} scores where chunks start, not what is retrieved: "
+                f"the space should not vary {varied[0]}"
+            )
     if embedder is None and needs_retrieval(options.objective):
         dense = [r for r in space.retrieval.get("retriever", ("dense",)) if r != "bm25"]
         if dense:
@@ -529,7 +663,11 @@ def tune(
     model = embedder.name if embedder is not None else None
     the_plan = plan(documents, tuning, space, options, model)
     counter = TokenCounter(documents)
-    runner = _Runner(documents, embedder, options, the_plan.chunks, counter)
+    runner = (
+        _BoundaryRunner(documents, gold or {}, options, the_plan.chunks, counter)
+        if boundary
+        else _Runner(documents, embedder, options, the_plan.chunks, counter)
+    )
     trials = _search(the_plan, space, tuning, runner, progress)
     trials = _with_statistics(trials, options)
     originals = [t for t in trials if t.duplicate_of is None]
@@ -559,9 +697,12 @@ def tune(
         else None
     )
     other = runner_trial if runner_trial is not None else base_trial
-    detectable = detectable_difference(winner_trial.scores, other.scores)
-    matrix = np.array([t.scores for t in ranked])
-    stability = split_half_stability(matrix, 0, (seed, 3))
+    if boundary:  # no questions to resample: nothing is computed (NO_INTERVALS)
+        detectable, stability = math.nan, Stability(0, 0)
+    else:
+        detectable = detectable_difference(winner_trial.scores, other.scores)
+        matrix = np.array([t.scores for t in ranked])
+        stability = split_half_stability(matrix, 0, (seed, 3))
     warnings = []
     if (
         winner.held_out is not None
@@ -591,6 +732,7 @@ def tune(
         texts_requested=runner.requested,
         texts_embedded=runner.embedded,
         seconds=time.perf_counter() - began,
+        gold={k: tuple(int(b) for b in v) for k, v in (gold or {}).items()} if boundary else {},
     )
 
 
@@ -664,7 +806,7 @@ def _with_statistics(trials: Sequence[Trial], options: TuneOptions) -> list[Tria
     intervals: dict[str, Interval] = {}
     for t in trials:
         if t.duplicate_of is None:
-            intervals[t.label] = mean_interval(t.scores, (options.seed, 0, t.number + 1))
+            intervals[t.label] = _interval(t, options)
     originals = [t for t in trials if t.duplicate_of is None]
     on_front = front_mask(
         [t.quality for t in originals], [t.costs[options.cost] for t in originals]
@@ -704,6 +846,14 @@ def _baseline_trial(
     return Trial(-1, label, point, scores, costs, None, evaluation)
 
 
+def _interval(trial: Trial, options: TuneOptions) -> Interval:
+    """The trial's quality with its bootstrap interval over the questions; with a
+    boundary objective the score alone (the interval is NaN: nothing to resample)."""
+    if is_boundary(options.objective):
+        return Interval(trial.quality, math.nan, math.nan)
+    return mean_interval(trial.scores, (options.seed, 0, trial.number + 1))
+
+
 def _finalist(
     trial: Trial,
     runner: _Runner,
@@ -712,9 +862,7 @@ def _finalist(
     options: TuneOptions,
 ) -> Finalist:
     tuning_interval = (
-        trial.interval
-        if not math.isnan(trial.interval.mean)
-        else mean_interval(trial.scores, (options.seed, 0, trial.number + 1))
+        trial.interval if not math.isnan(trial.interval.mean) else _interval(trial, options)
     )
     if not held_out:
         return Finalist(trial.label, trial.config, tuning_interval, None, trial.scores)
@@ -738,6 +886,8 @@ def verdict_lines(result: TuneResult) -> list[str]:
     """The verdict ("Is the winner real?") in plain words."""
     options = result.options
     name = OBJECTIVE_LABELS[options.objective]
+    if is_boundary(options.objective):
+        return boundary_verdict_lines(result)
     winner, lines = result.winner, []
     lines.append(
         f"Winner: {winner.label}, {name} {winner.tuning.mean:.2f} {_span(winner.tuning)} "
@@ -785,6 +935,45 @@ def verdict_lines(result: TuneResult) -> list[str]:
             f"{_span(winner.held_out)} against the baseline's "
             f"{result.baseline.held_out.mean:.2f} {_span(result.baseline.held_out)}"
             + (", within the baseline's interval." if inside else ", clear of it.")
+        )
+    return lines
+
+
+def boundary_verdict_lines(result: TuneResult) -> list[str]:
+    """The read-out of a search on a boundary objective: the scores, and plainly why
+    there is no interval or test."""
+    options = result.options
+    name = OBJECTIVE_LABELS[options.objective]
+    winner = result.winner
+    documents = len(result.gold)
+    boundaries = sum(len(b) for b in result.gold.values())
+    within = ""
+    if options.objective == "boundary_f1":
+        unit = "character" if options.tolerance_unit == "chars" else "sentence"
+        within = f", a cut within {options.tolerance} {unit}{'' if options.tolerance == 1 else 's'}"
+    lines = [
+        f"Winner: {winner.label}, {name} {winner.tuning.mean:.3f} against the gold "
+        f"segmentation ({documents} document{'' if documents == 1 else 's'}, "
+        f"{boundaries} boundaries{within})."
+    ]
+    if result.runner_up is not None:
+        lines.append(f"Runner-up: {result.runner_up.label}, {result.runner_up.tuning.mean:.3f}.")
+    if result.baseline.label == winner.label:
+        lines.append(f"The winner is the baseline itself ({winner.label}).")
+    else:
+        lines.append(f"Baseline ({result.baseline.label}): {result.baseline.tuning.mean:.3f}.")
+    lines.append(
+        "No interval and no test: a boundary score compares one segmentation with the gold "
+        "one per document, it is not a mean over questions, so there is nothing to resample; "
+        "whether a lead is real cannot be said from one gold segmentation."
+    )
+    if options.objective == "boundary_b":
+        from ..evaluation.agreement import human_band
+
+        low, high = human_band().b
+        lines.append(
+            f"People cutting the same text agree with each other at B {low:.2f} to {high:.2f} "
+            "(segeval's samples, measured in paragraphs): read the scores against that."
         )
     return lines
 

@@ -17,6 +17,7 @@ which escapes it.
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -136,6 +137,10 @@ def lens_figure(
                 "cmin": 0,
                 "cmax": top,
                 "colorbar": {
+                    # counts: ticks at whole numbers only (0, 1, 2... or every few)
+                    "tick0": 0,
+                    "dtick": max(1, math.ceil(top / 5)),
+                    "tickformat": "d",
                     "title": {"text": "times<br>retrieved"},
                     "x": 1.02,
                     "len": 0.45,

@@ -116,12 +116,13 @@ def _escape(text: str) -> str:
     return html.escape(text, quote=True)
 
 
-def _place(box: Sequence[float], scale: float, style: str = "") -> str:
-    """An absolutely positioned box's style, in pixels of the drawn page."""
-    x0, top, x1, bottom = (v * scale for v in box)
+def _place(box: Sequence[float], width: float, height: float, style: str = "") -> str:
+    """An absolutely positioned box's style, in percent of the page (it scales with it)."""
+    x0, top, x1, bottom = box
     return (
-        f"position:absolute;left:{x0:.1f}px;top:{top:.1f}px;"
-        f"width:{max(x1 - x0, 0.5):.1f}px;height:{max(bottom - top, 0.5):.1f}px;{style}"
+        f"position:absolute;left:{100 * x0 / width:.3f}%;top:{100 * top / height:.3f}%;"
+        f"width:{100 * max(x1 - x0, 0.3) / width:.3f}%;"
+        f"height:{100 * max(bottom - top, 0.3) / height:.3f}%;{style}"
     )
 
 
@@ -151,23 +152,23 @@ def overlay_html(
     gold: Sequence[Sequence[float]] = (),
 ) -> str:
     """The page as one ``<div>``: the PNG ``image`` (if any) of the ``width`` ×
-    ``height`` page (points) drawn at ``scale`` pixels per point, then the overlay.
+    ``height`` page (points), then the overlay; the page is at most ``scale`` pixels per
+    point wide and shrinks with its column, the overlay with it.
 
     ``heat`` (chunk index -> count) colours chunks as the text view's lens does;
     ``gold`` boxes (``[page, x0, top, x1, bottom]``, this page's) are underlined;
     ``arrows`` (:func:`reading_order`) join line centres in reading order.
     """
-    w, h = width * scale, height * scale
     parts = [
         f'<div class="ce-pdf-page" data-page="{overlay.page}" style="position:relative;'
-        f"width:{w:.0f}px;height:{h:.0f}px;background:#fff;"
-        'border:1px solid rgba(128,128,128,0.35)">'
+        f"width:100%;max-width:{width * scale:.0f}px;aspect-ratio:{width:.2f}/{height:.2f};"
+        'background:#fff;border:1px solid rgba(128,128,128,0.35)">'
     ]
     if image is not None:
         encoded = base64.b64encode(image).decode("ascii")
         parts.append(
             f'<img alt="page {overlay.page}" src="data:image/png;base64,{encoded}" '
-            f'style="position:absolute;left:0;top:0;width:{w:.0f}px;height:{h:.0f}px">'
+            'style="position:absolute;left:0;top:0;width:100%;height:100%">'
         )
     top_heat = max(heat.values(), default=0) if heat else 0
     for rect in overlay.rects:
@@ -185,27 +186,29 @@ def overlay_html(
         parts.append(
             f'<div class="ce-pdf-chunk{" ce-selected" if chosen else ""}" '
             f'data-chunk="{rect.chunk}" title="{_escape(title)}" '
-            f'style="{_place((rect.x0, rect.top, rect.x1, rect.bottom), scale)}'
+            f'style="{_place((rect.x0, rect.top, rect.x1, rect.bottom), width, height)}'
             f'background:{fill};{outline}"></div>'
         )
     for box in overlay.overlaps:
-        parts.append(f'<div class="ce-pdf-overlap" style="{_place(box, scale, HATCH)}"></div>')
+        parts.append(
+            f'<div class="ce-pdf-overlap" style="{_place(box, width, height, HATCH)}"></div>'
+        )
     for span in gold:
         x0, _, x1, bottom = span[1:5]
-        line = (x0, bottom - 1.5 / scale, x1, bottom + 1.5 / scale)
-        style = _place(line, scale, f"background:{GOLD_COLOUR};pointer-events:none")
+        line = (x0, bottom - 1.2, x1, bottom + 1.2)
+        style = _place(line, width, height, f"background:{GOLD_COLOUR};pointer-events:none")
         parts.append(f'<div class="ce-pdf-gold" style="{style}"></div>')
     for item in furniture:
         parts.append(
             f'<div class="ce-pdf-furniture" title="{_escape(f"{item.kind}: {item.text}")}" '
-            f'style="{_place(item.box, scale, STRIKE)}"></div>'
+            f'style="{_place(item.box, width, height, STRIKE)}"></div>'
         )
     for (ax, ay), (bx, by) in itertools.pairwise(arrows):
-        length = math.hypot(bx - ax, by - ay) * scale
+        length = 100 * math.hypot(bx - ax, by - ay) / width
         angle = math.degrees(math.atan2(by - ay, bx - ax))
         parts.append(
-            f'<div class="ce-pdf-order" style="position:absolute;left:{ax * scale:.1f}px;'
-            f"top:{ay * scale:.1f}px;width:{length:.1f}px;height:0;"
+            f'<div class="ce-pdf-order" style="position:absolute;left:{100 * ax / width:.3f}%;'
+            f"top:{100 * ay / height:.3f}%;width:{length:.3f}%;height:0;"
             f"border-top:1.5px solid rgba(0,121,107,0.75);transform-origin:0 0;"
             f'transform:rotate({angle:.2f}deg);pointer-events:none"></div>'
         )

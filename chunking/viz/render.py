@@ -70,6 +70,10 @@ BOUNDARY_CSS = """
 .ce-doc.ce-context { max-height: 160px; border-style: dashed; opacity: 0.85; }
 .ce-context .ce-context-label { display: block; font-family: sans-serif; font-size: 0.72rem;
   color: gray; margin-bottom: 0.25rem; }
+.ce-doc .ce-carried { display: block; user-select: none; }
+.ce-doc .ce-carried::before { content: attr(data-header); display: block; white-space: pre-wrap;
+  border: 1px dashed #9e9e9e; color: #616161; background: #fafafa; padding: 0 0.3rem;
+  margin: 0.15rem 0; }
 """
 
 LEGEND_HTML = (
@@ -239,7 +243,14 @@ def _mark(chunk: Chunk) -> str:
         title = _escape(f"Parent chunk {chunk.index} starts at {chunk.start}")
         return f'<span class="ce-mark ce-parent" data-i="P{chunk.index}" title="{title}"></span>'
     title = _escape(f"Chunk {chunk.index} starts at {chunk.start}")
-    return f'<span class="ce-mark" data-i="{chunk.index}" title="{title}"></span>'
+    mark = f'<span class="ce-mark" data-i="{chunk.index}" title="{title}"></span>'
+    header = str(chunk.metadata.get("context") or "")
+    if header and chunk.metadata.get("table_rows"):
+        # the header this group of rows carries, drawn above it as a model reads it;
+        # an attribute, not text, so the view's text stays the document's
+        said = _escape(f"Header carried by chunk {chunk.index}: read with it, not in its offsets")
+        mark += f'<span class="ce-carried" data-header="{_escape(header)}" title="{said}"></span>'
+    return mark
 
 
 def render_window(

@@ -47,6 +47,7 @@ def _editor(page: Page) -> Frame:
 def _click_offset(page: Page, frame: Frame, offset: int) -> None:
     """Click the text of the editor at the character ``offset`` (a Python offset; the
     essay is ASCII, so it is the browser's too)."""
+    page.locator('iframe[title*="boundary_editor"]').scroll_into_view_if_needed()
     frame.evaluate(
         """(at) => {
             const segs = Array.from(document.querySelectorAll('.seg'));
@@ -54,7 +55,9 @@ def _click_offset(page: Page, frame: Frame, offset: int) -> None:
             const range = document.createRange();
             range.setStart(seg.firstChild, at - Number(seg.dataset.start));
             range.setEnd(seg.firstChild, at - Number(seg.dataset.start) + 1);
-            range.startContainer.parentElement.scrollIntoView({block: 'center'});
+            const view = document.getElementById('text');
+            const box = view.getBoundingClientRect();
+            view.scrollTop += range.getBoundingClientRect().top - box.top - box.height / 2;
         }""",
         offset,
     )
@@ -103,7 +106,8 @@ def test_draw_save_reload_and_score(page: Page, app_url: str, tmp_path: Path) ->
     expect(count).to_contain_text("41 boundaries")
     _finished(page)
     expect(_metric(page, "Recall")).to_have_text(f"{40 / 41:.3f}")
-    page.screenshot(path=str(SHOTS / "boundary_editor.png"), full_page=False)
+    editor = page.get_by_test_id("stExpander").filter(has_text="Edit boundaries")
+    editor.screenshot(path=str(SHOTS / "boundary_editor.png"))
 
     # Save the gold file.
     with page.expect_download() as download:
@@ -142,3 +146,43 @@ def test_draw_save_reload_and_score(page: Page, app_url: str, tmp_path: Path) ->
         ).to_be_visible()
     finally:
         fresh.close()
+
+
+def test_clicks_snap_to_sentence_and_line_starts(page: Page, app_url: str) -> None:
+    from chunking.engine.spans import sentence_spans
+
+    starts = [a for a, _ in sentence_spans(ESSAY)]
+    page.goto(app_url)
+    page.get_by_role("button", name="Score paragraph chunks against a reader's cuts").click()
+    expect(page.get_by_role("heading", name="Explore")).to_be_visible(timeout=120_000)
+    _finished(page)
+    page.get_by_role("button", name="Start from none").click()
+    _finished(page)
+    frame = _editor(page)
+    expect(frame.locator("#count")).to_contain_text("0 boundaries · 1 segment ")
+
+    # Sentence: a click in the middle of a sentence cuts at the nearer sentence start.
+    page.get_by_test_id("stRadio").filter(has_text="Snap a click").get_by_text(
+        "sentence start"
+    ).click()
+    _finished(page)
+    frame = _editor(page)
+    inside = ESSAY.index("The mite feeds on developing bees") + 5
+    _click_offset(page, frame, inside)
+    expect(frame.locator(".mark")).to_have_count(1)
+    cut = int(frame.locator(".mark").first.get_attribute("data-at") or -1)
+    assert cut in starts and abs(cut - inside) == min(abs(s - inside) for s in starts)
+
+    # Line: a click inside a paragraph cuts at the start of its line (or the next).
+    page.get_by_test_id("stRadio").filter(has_text="Snap a click").get_by_text("line start").click()
+    _finished(page)
+    frame = _editor(page)
+    paragraph = ESSAY.index("Autumn is a quiet time")
+    _click_offset(page, frame, paragraph + 3)
+    expect(frame.locator(".mark")).to_have_count(2)
+    cuts = [int(m.get_attribute("data-at") or -1) for m in frame.locator(".mark").all()]
+    assert paragraph in cuts
+    expect(frame.locator("#count")).to_contain_text("2 boundaries · 3 segments")
+    _finished(page)
+    main = page.get_by_test_id("stMain")
+    expect(main.get_by_text("2 boundaries", exact=False).first).to_be_visible()

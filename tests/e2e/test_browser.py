@@ -126,6 +126,31 @@ def test_every_page_draws_its_charts(page: Page, app_url: str) -> None:
     expect(page.get_by_role("heading", name="Explore")).to_be_visible()
     expect(page.locator(".js-plotly-plot").first).to_be_visible()
 
+    # every other page of the navigation: its heading, no error, and the charts it
+    # draws on arrival (the Semantic curve and strip, the map); the others draw theirs
+    # after a run
+    pages = {
+        "Corpus": ("Corpus", 0),
+        "Semantic": ("Semantic breakpoints", 2),
+        "Embedding map": ("Embedding map", 1),
+        "Evaluate": ("Evaluate", 0),
+        "Tune": ("Tune", 0),
+        "LLM tools": ("LLM tools", 0),
+    }
+    nav = page.get_by_test_id("stSidebarNav")
+    assert nav.get_by_role("link").count() == len(pages) + 3  # with the tour, Explore, Compare
+    for link, (heading, charts) in pages.items():
+        nav.get_by_role("link", name=link).click()
+        expect(page.get_by_role("heading", name=heading, exact=True)).to_be_visible()
+        drawn = page.get_by_test_id("stMain").locator(".js-plotly-plot")
+        if charts:
+            expect(drawn).to_have_count(charts, timeout=300_000)  # embedding a document
+            for i in range(charts):
+                expect(drawn.nth(i).locator(".plot-container")).to_be_visible()
+        expect(page.get_by_test_id("stException")).to_have_count(0)
+        slug = link.lower().replace(" ", "_")
+        page.screenshot(path=str(SCREENSHOTS / f"page_{slug}.png"))
+
 
 def test_a_link_opens_the_compare_page_with_its_settings(page: Page, app_url: str) -> None:
     _load(page, f"{app_url}/compare?strategy=fixed&size=300&overlap=30&sample=long_essay.txt")

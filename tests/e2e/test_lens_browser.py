@@ -62,10 +62,13 @@ def _type_into(page: Page, selector: str, value: str) -> None:
 
 
 def _counts(line: str) -> dict[str, int]:
-    """``"cut by a boundary — recursive · 20 tokens: 1 answer; token · 20 tokens: 2"``
-    as ``{"recursive · 20 tokens": 1, "token · 20 tokens": 2}``."""
+    """``"cut by a boundary — recursive · 20 tokens: 1 gold span missed; token · 20
+    tokens: 2"`` as ``{"recursive · 20 tokens": 1, "token · 20 tokens": 2}``."""
     _, sums = line.split(" — ", 1)
-    found = [re.fullmatch(r"(.+): (\d+)(?: answers?)?", part.strip()) for part in sums.split(";")]
+    found = [
+        re.fullmatch(r"(.+): (\d+)(?: gold spans? missed)?", part.strip())
+        for part in sums.split(";")
+    ]
     assert all(found), line
     return {m.group(1): int(m.group(2)) for m in found if m}
 
