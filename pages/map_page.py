@@ -33,6 +33,7 @@ from chunking.embedding.projection import (
     sample_points,
     warm_up,
 )
+from chunking.runtime.lru import BoundedLRU, approx_bytes, shared_cache
 from chunking.viz.figures import PALETTE
 from chunking.viz.render import render_window
 from chunking.viz.semantic import (
@@ -153,11 +154,10 @@ def _chunk_embeddings(
     return embed_chunks(_chunks, _embedder)
 
 
-@st.cache_resource(show_spinner=False)
-def _projected() -> dict[tuple, int]:
+def _projected() -> BoundedLRU[tuple, int]:
     """How many times each projection was actually computed (or taken from the maps
-    module's LRU) in this process, rather than served by ``st.cache_data``."""
-    return {}
+    module's LRU) in this process, rather than served by :func:`_projection`'s cache."""
+    return shared_cache("projection_counts")
 
 
 @cached.bounded("projections", copy=True)
@@ -165,7 +165,7 @@ def _projection(
     key: str, dims: int, n_neighbors: int, min_dist: float, _vectors: np.ndarray
 ) -> Projection:
     counts, call = _projected(), (key, dims, n_neighbors, min_dist)
-    counts[call] = counts.get(call, 0) + 1
+    counts.put(call, counts.get(call, 0) + 1, size=approx_bytes(call))
     return project(_vectors, dims, n_neighbors=n_neighbors, min_dist=min_dist)
 
 
@@ -438,16 +438,16 @@ def embed_all(
     )
 
 
-@st.cache_resource(show_spinner=False)
-def _view_seconds() -> dict[Hashable, float]:
-    return {}
-
-
 def view_seconds(key: Hashable, measured: float) -> float:
     """How long the view ``key`` (document, configurations, points, model) took up to
     its vectors when it was first computed in this process: ``measured`` the first
     time, then what was measured then (a later run takes them from the caches)."""
-    return _view_seconds().setdefault(key, measured)
+    seen = shared_cache("view_seconds")
+    first: float | None = seen.get(key)
+    if first is None:
+        seen.put(key, measured, size=approx_bytes(key))
+        return measured
+    return first
 
 
 @dataclass(frozen=True, eq=False)

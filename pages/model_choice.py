@@ -14,6 +14,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from chunking import Config
 from chunking.embedding.models import Embedder, EmbeddingError, Wait, get_embedder
+from chunking.runtime.lru import BoundedLRU, approx_bytes, shared_cache
 from chunking.units import DEFAULT_MODEL
 from pages import cached
 from pages.state import PERSIST, param_key, set_state
@@ -377,10 +378,9 @@ def embed_with_progress(embedder: Embedder, texts: Sequence[str], label: str) ->
         holder.empty()
 
 
-@st.cache_resource(show_spinner=False)
-def _embedded() -> set[Hashable]:
-    """What :func:`embed_once` embedded in this process."""
-    return set()
+def _embedded() -> BoundedLRU[Hashable, bool]:
+    """What :func:`embed_once` embedded in this process (the most recent markers)."""
+    return shared_cache("embedded_markers")
 
 
 def was_embedded(marker: Hashable) -> bool:
@@ -397,7 +397,7 @@ def embed_once(
     if marker in _embedded():
         return
     embed_with_progress(embedder, texts(), label)
-    _embedded().add(marker)
+    _embedded().put(marker, True, size=approx_bytes(marker))
 
 
 def semantic_marker(doc_key: str, model: str, buffer_size: int) -> Hashable:

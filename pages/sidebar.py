@@ -203,7 +203,7 @@ def _upload_help(max_bytes: int) -> str:
     limit_mb = min(max_bytes / 1024 / 1024, server_mb)
     return (
         f"Up to {limit_mb:g} MB ({MAX_MB_ENV} and server.maxUploadSize). Supported: "
-        f"{kinds}. PDFs need a text layer; page numbers are kept in each chunk's metadata."
+        f"{kinds}. PDFs need a text layer; each chunk's metadata keeps its pages and boxes."
     )
 
 

@@ -158,7 +158,9 @@ def test_every_cache_is_in_the_table_with_both_bounds_or_a_reason() -> None:
         assert bound.max_entries > 0, name
         assert (bound.max_bytes or 0) > 0 or bound.why, name
         source = (ROOT / bound.where).read_text(encoding="utf-8")
-        said = f'bounded("{name}"' in source or f'CACHE_BOUNDS["{name}"]' in source
+        said = any(
+            f"{use}{name}" in source for use in ('bounded("', 'CACHE_BOUNDS["', 'shared_cache("')
+        )
         assert said, f"{name} is not used in {bound.where}"
     assert total_bytes() < 2 * 1024 * MB
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from chunking.evaluation.sweep import TABLE_COLUMNS, labelled_table
-from pages.evaluate_page import lens_first
+from pages.evaluate_results import lens_first
 
 LENS = ["cut by a boundary", "truncated", "out-ranked", "never retrieved %"]
 

@@ -429,7 +429,10 @@ def _runs(
             h = max(height_now, height_last, 0.1)
             overlap = min(abottom, last[3]) - max(atop, last[1])
             gap = a0 - last[2]
-            if overlap >= 0.5 * min(height_now, height_last) and -0.3 * h <= gap <= h:
+            # Moving right by less than a character height; a ligature's second letter
+            # shares the first one's box (it starts where the first starts).
+            onward = gap >= -0.3 * h or a0 >= last[0] - 0.1 * h
+            if overlap >= 0.5 * min(height_now, height_last) and onward and gap <= h:
                 if pending_space or gap > 0.2 * h:
                     text.append(" ")
                     boxes.extend((_NAN, _NAN, _NAN, _NAN))

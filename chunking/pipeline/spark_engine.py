@@ -243,9 +243,10 @@ def warm_up(spark: Any, workers: int) -> None:
 
 
 def _warm(batches: Iterator[Any]) -> Iterator[Any]:
-    from . import documents, output
+    import importlib
 
-    assert documents.Job and output.RunOutput  # imported once per Python worker
+    for name in ("pandas", "pyarrow.parquet", "chunking.core", "chunking.pipeline.output"):
+        importlib.import_module(name)  # once per Python worker, as the run's jobs would
     yield from batches
 
 

@@ -74,6 +74,14 @@ CACHE_BOUNDS: dict[str, CacheBound] = {
         16, 32 * MB, "sentence starts of the boundary editor", "pages/boundary_editor.py"
     ),
     "tune_plans": CacheBound(4, 16 * MB, "Tune's counts and estimates", "pages/tune_page.py"),
+    # ------------------------------------------------- markers: what was done already
+    "projection_counts": CacheBound(
+        4096, 4 * MB, "how often each projection was computed", "pages/map_page.py"
+    ),
+    "view_seconds": CacheBound(4096, 4 * MB, "the map's first-view times", "pages/map_page.py"),
+    "embedded_markers": CacheBound(
+        4096, 4 * MB, "what was embedded with progress shown", "pages/model_choice.py"
+    ),
     # ------------------------------------------------------------- bounded by entries
     "histograms": CacheBound(
         6,
