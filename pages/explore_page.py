@@ -309,6 +309,7 @@ def main() -> None:
             cache_key=f"{source.key}|{config.to_json()}",
             heat=heat,
             gold=gold,
+            selected=int(st.session_state.get(CHUNK_KEY) or 0),  # outlined, as on the PDF page
         )
     if page_col is not None:
         with page_col:

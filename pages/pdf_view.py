@@ -14,7 +14,7 @@ import streamlit as st
 
 from chunking import Chunk
 from chunking.documents.pdf import PdfError, render_page
-from chunking.viz.pdf_pages import overlay_html, page_furniture, page_overlay, reading_order
+from chunking.viz.pdf_pages import document_page_html, page_furniture
 from chunking.viz.render import Page
 from pages import cached
 from pages.state import PERSIST, clamp_state
@@ -62,6 +62,15 @@ def _page_png(key: str, page: int, scale: float, _data: bytes) -> bytes:
     return render_page(_data, page, scale=scale)
 
 
+def page_image(source: cached.Source, data: bytes, number: int) -> bytes | None:
+    """The PNG of page ``number``, cached; None (and a note) when it cannot be drawn."""
+    try:
+        return _page_png(source.key, number, SCALE, data)
+    except PdfError as exc:
+        st.info(f"The page image cannot be drawn ({exc}); the rectangles are shown alone.")
+        return None
+
+
 def page_view(
     source: cached.Source,
     data: bytes,
@@ -105,32 +114,19 @@ def page_view(
     )
     arrows = arrows_col.toggle("Reading order arrows", persist_state=PERSIST, key=ARROWS_KEY)
     layout = pdf.layouts[number - 1]
-    start, end = pdf.pages[number - 1]
-    on_page = document.with_pages([c for c in chunks if c.start < end and c.end > start])
-    overlay = page_overlay(on_page, number)
-    try:
-        image = _page_png(source.key, number, SCALE, data)
-    except PdfError as exc:
-        st.info(f"The page image cannot be drawn ({exc}); the rectangles are shown alone.")
-        image = None
-    furniture = page_furniture(pdf, number)
-    gold_boxes = [box for s, e in gold for box in document.boxes_of(s, e) if box[0] == number]
-    heat_of = None
-    if heat is not None:
-        heat_of = {c.index: heat[c.index] for c in on_page if c.index < len(heat)}
-    drawn = overlay_html(
-        overlay,
-        width=layout.width,
-        height=layout.height,
+    drawn, overlay = document_page_html(
+        document,
+        chunks,
+        number,
+        image=page_image(source, data, number),
         scale=SCALE,
-        image=image,
         unit=unit,
         selected=selected,
-        furniture=furniture,
-        arrows=reading_order(pdf, number) if arrows else (),
-        heat=heat_of,
-        gold=gold_boxes,
+        arrows=bool(arrows),
+        heat=heat,
+        gold=gold,
     )
+    furniture = page_furniture(pdf, number)
     st.html(f'<div class="ce-pdf-view" style="overflow:auto;max-height:900px">{drawn}</div>')
     columns = "no text" if not layout.has_text else f"{layout.columns} column(s)"
     notes = [

@@ -30,9 +30,15 @@ def inject_css() -> None:
 
 @bounded("page_html")
 def _page_html(
-    cache_key: str, number: int, unit: str, _text: str, _shown: Sequence[Chunk], _page: Page
+    cache_key: str,
+    number: int,
+    unit: str,
+    selected: int | None,
+    _text: str,
+    _shown: Sequence[Chunk],
+    _page: Page,
 ) -> str:
-    return render_page(_text, _shown, _page, unit=unit)
+    return render_page(_text, _shown, _page, unit=unit, selected=selected)
 
 
 def paged_text(
@@ -45,6 +51,7 @@ def paged_text(
     cache_key: str | None = None,
     heat: Sequence[int] | None = None,
     gold: Sequence[tuple[int, int]] = (),
+    selected: int | None = None,
 ) -> Page:
     """The chunks drawn on the document a page at a time, with the page number input
     (bound to ``key``); returns the page shown.
@@ -52,7 +59,8 @@ def paged_text(
     With ``cache_key`` (what identifies ``text`` and ``shown``, e.g. text hash and
     configuration JSON), each page's HTML is built once per process, not on every rerun.
     ``heat`` and ``gold`` colour it by the retrieval lens
-    (:func:`chunking.viz.render.render_window`); such a page is not cached.
+    (:func:`chunking.viz.render.render_window`); such a page is not cached. The
+    ``selected`` chunk (an index) is outlined, as on a PDF's page view.
     """
     pages = pages if pages is not None else paginate(shown)
     # Another document starts on its first page (clamping the page number left over from
@@ -84,10 +92,14 @@ def paged_text(
         st.html(heat_legend_html(max([1, *heat])))
     else:
         st.html(HIERARCHY_LEGEND_HTML if is_nested(shown) else LEGEND_HTML)
+    if selected is not None and not page.first <= selected < page.last:
+        selected = None  # not drawn here: the cached page stays the plain one
     if heat is not None or gold:
-        st.html(render_page(text, shown, page, unit=unit, heat=heat, gold=gold))
+        st.html(
+            render_page(text, shown, page, unit=unit, heat=heat, gold=gold, selected=selected)
+        )
     elif cache_key is None:
-        st.html(render_page(text, shown, page, unit=unit))
+        st.html(render_page(text, shown, page, unit=unit, selected=selected))
     else:
-        st.html(_page_html(cache_key, page.number, unit, text, shown, page))
+        st.html(_page_html(cache_key, page.number, unit, selected, text, shown, page))
     return page

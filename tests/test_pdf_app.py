@@ -12,6 +12,7 @@ from chunking.documents.io import read_bytes
 from pages import pdf_view, sidebar
 from tests.test_app import _app, _ok
 from tests.test_pdf import two_columns, with_furniture
+from tests.test_pdf_pages import selected_text
 
 
 def _upload(name: str, data: bytes) -> AppTest:
@@ -61,6 +62,9 @@ def test_the_page_view_follows_the_text_pager_and_the_selected_chunk() -> None:
     assert svg.count("ce-selected") == len(
         [b for b in doc.boxes_of(chunks[last].start, chunks[last].end) if b[0] == page]
     )
+    # the text view outlines the same chunk
+    boundary = "".join(h.value for h in at.html if 'class="ce-doc"' in h.value)
+    assert selected_text(boundary) == chunks[last].text
     at.toggle(key=pdf_view.ARROWS_KEY).set_value(True).run()
     (svg,) = _svgs(at)
     assert svg.count('class="ce-pdf-order"') > 0

@@ -3,6 +3,7 @@ chunk's exact range, overlaps flagged, furniture struck through, text escaped.""
 
 from __future__ import annotations
 
+import html
 import re
 
 import chunking
@@ -10,6 +11,7 @@ from chunking.documents.io import Document, read_bytes
 from chunking.documents.pdf import Furniture
 from chunking.model import Chunk
 from chunking.viz.pdf_pages import overlay_html, page_furniture, page_overlay, reading_order
+from chunking.viz.render import BOUNDARY_CSS, render_window
 from tests.test_pdf import two_columns, with_furniture
 
 
@@ -92,3 +94,20 @@ def test_heat_and_gold_spans() -> None:
     svg = overlay_html(page_overlay(chunks, 1), width=600, height=800, heat={0: 3, 1: 0}, gold=gold)
     assert svg.count('class="ce-pdf-gold"') == len(gold)
     assert "rgba(244, 44, 40, 0.75)" in svg  # the hottest chunk
+
+
+def selected_text(page_html: str) -> str:
+    found = re.findall(r'<span class="[^"]*ce-selected[^"]*"[^>]*>(.*?)</span>', page_html, re.S)
+    return html.unescape("".join(found))
+
+
+def test_the_text_view_outlines_the_selected_chunk_and_only_it() -> None:
+    text = "One <b>first</b> part. Two second part. Three third part."
+    chunks = chunking.chunk(text, "fixed", size=20, overlap=5)
+    for chosen in chunks:
+        page_html = render_window(text, chunks, unit="chars", selected=chosen.index)
+        assert selected_text(page_html) == chosen.text  # overlap with neighbours included
+        assert "<b>" not in page_html
+    assert "ce-selected" not in render_window(text, chunks, unit="chars")
+    assert "ce-selected" not in render_window(text, chunks, unit="chars", selected=len(chunks))
+    assert ".ce-doc .ce-selected" in BOUNDARY_CSS

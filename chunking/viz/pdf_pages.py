@@ -12,6 +12,8 @@ sanitiser keeps (it drops SVG): chunks in the text view's colours (even/odd, or 
 lens' heat), overlaps hatched, the selected chunk outlined, gold spans underlined,
 furniture struck through, reading order as thin lines; hovering a rectangle shows the
 chunk's index, offsets and size. Every text goes through :func:`html.escape`.
+:func:`document_page_html` does all of it for one page of a document and its chunks
+(the app's page views and the HTML report draw pages with it).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from ..documents.io import Document
 from ..documents.pdf import Box, Furniture, PdfText
 from ..model import Chunk
 from .render import heat_colour
@@ -214,3 +217,46 @@ def overlay_html(
         )
     parts.append("</div>")
     return "".join(parts)
+
+
+def document_page_html(
+    document: Document,
+    chunks: Sequence[Chunk],
+    number: int,
+    *,
+    image: bytes | None,
+    scale: float = 1.0,
+    unit: str = "chars",
+    selected: int | None = None,
+    arrows: bool = False,
+    heat: Sequence[int] | None = None,
+    gold: Sequence[tuple[int, int]] = (),
+) -> tuple[str, PageOverlay]:
+    """Page ``number`` (1-based) of the PDF ``document`` with ``chunks`` drawn on it
+    (:func:`overlay_html`: ``image`` under the rectangles, its furniture struck through,
+    ``arrows`` for the reading order, ``heat`` a count per chunk index, ``gold`` spans
+    as offsets), and the overlay drawn. ``ValueError`` when it is not a PDF's page."""
+    pdf = document.pdf
+    if pdf is None or not 1 <= number <= len(pdf.layouts):
+        raise ValueError(f"{document.name} has no PDF page {number}")
+    layout = pdf.layouts[number - 1]
+    start, end = pdf.pages[number - 1]
+    on_page = document.with_pages([c for c in chunks if c.start < end and c.end > start])
+    overlay = page_overlay(on_page, number)
+    heat_of = None
+    if heat is not None:
+        heat_of = {c.index: int(heat[c.index]) for c in on_page if c.index < len(heat)}
+    drawn = overlay_html(
+        overlay,
+        width=layout.width,
+        height=layout.height,
+        scale=scale,
+        image=image,
+        unit=unit,
+        selected=selected,
+        furniture=page_furniture(pdf, number),
+        arrows=reading_order(pdf, number) if arrows else (),
+        heat=heat_of,
+        gold=[b for s, e in gold for b in document.boxes_of(s, e) if b[0] == number],
+    )
+    return drawn, overlay

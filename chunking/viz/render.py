@@ -20,6 +20,9 @@ questions retrieved it) each chunk's background follows a heat scale
 and ``gold`` spans (a question's answer) are underlined (class ``ce-gold``), so a
 boundary cutting through an answer shows at a glance.
 
+The ``selected`` chunk (the one chosen in Explore's chunk input, outlined on a PDF's
+page view too) has every segment it covers outlined in red (class ``ce-selected``).
+
 A chunk's ``metadata["context"]`` (the header a group of table rows carries) is not in
 the document at the chunk's offsets: :func:`context_html` draws it apart, labelled.
 
@@ -66,6 +69,7 @@ BOUNDARY_CSS = """
   border-radius: 0 3px 3px 0; padding: 0 3px; margin-right: 2px; vertical-align: 0.35em; }
 .ce-doc .ce-more { display: block; color: gray; font-style: italic; margin-top: 0.5rem; }
 .ce-legend span { padding: 0 0.4rem; margin-right: 0.5rem; border-radius: 3px; }
+.ce-doc .ce-selected { outline: 2px solid rgba(211, 47, 47, 0.95); outline-offset: -1px; }
 .ce-doc .ce-gold { text-decoration: underline 3px #00897b; text-underline-offset: 3px; }
 .ce-doc.ce-context { max-height: 160px; border-style: dashed; opacity: 0.85; }
 .ce-context .ce-context-label { display: block; font-family: sans-serif; font-size: 0.72rem;
@@ -220,7 +224,12 @@ class _Heat:
 
 
 def _segment(
-    text: str, covering: Sequence[Chunk], unit: str, heat: _Heat | None, gold: bool
+    text: str,
+    covering: Sequence[Chunk],
+    unit: str,
+    heat: _Heat | None,
+    gold: bool,
+    selected: int | None = None,
 ) -> str:
     body = _escape(text)
     if gold:
@@ -228,6 +237,8 @@ def _segment(
     if not covering:
         return f'<span class="ce-gap" title="Not in any chunk">{body}</span>'
     cls = _classes(covering)
+    if selected is not None and any(c.index == selected for c in covering):
+        cls += " ce-selected"
     ids = " ".join(str(c.index) for c in covering)
     title = _title(covering, unit)
     style = ""
@@ -263,13 +274,15 @@ def render_window(
     max_chars: int = PAGE_CHARS,
     heat: Sequence[int] | None = None,
     gold: Sequence[tuple[int, int]] = (),
+    selected: int | None = None,
 ) -> str:
     """HTML of ``text[start:end]`` with the boundaries of every chunk that touches it.
 
     At most ``max_chars`` characters are drawn; the rest of the window is announced
     with a note. ``chunks`` may overlap or nest in any way. ``heat`` (a count per chunk
     index) colours the chunks on a heat scale up to its largest count; text inside a
-    ``gold`` span (``(start, end)`` offsets) is underlined.
+    ``gold`` span (``(start, end)`` offsets) is underlined; the segments of chunk
+    ``selected`` (an index) are outlined.
     """
     end = len(text) if end is None else end
     start, end = max(0, start), min(len(text), end)
@@ -301,7 +314,7 @@ def render_window(
         parts.extend(_mark(c) for c in starts_at.get(a, ()))
         covering = sorted(active, key=lambda c: c.index)
         inside = any(g0 <= a and b <= g1 for g0, g1 in golden)
-        parts.append(_segment(text[a:b], covering, unit, scale, inside))
+        parts.append(_segment(text[a:b], covering, unit, scale, inside, selected))
     if clipped:
         rest = end - stop
         parts.append(
@@ -336,9 +349,18 @@ def render_page(
     max_chars: int = PAGE_CHARS,
     heat: Sequence[int] | None = None,
     gold: Sequence[tuple[int, int]] = (),
+    selected: int | None = None,
 ) -> str:
-    """HTML of one page from :func:`paginate` (``heat`` and ``gold`` as for
-    :func:`render_window`)."""
+    """HTML of one page from :func:`paginate` (``heat``, ``gold`` and ``selected`` as
+    for :func:`render_window`)."""
     return render_window(
-        text, chunks, page.start, page.end, unit=unit, max_chars=max_chars, heat=heat, gold=gold
+        text,
+        chunks,
+        page.start,
+        page.end,
+        unit=unit,
+        max_chars=max_chars,
+        heat=heat,
+        gold=gold,
+        selected=selected,
     )
