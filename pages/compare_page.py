@@ -22,6 +22,7 @@ from pages import (
     exports,
     model_choice,
     param_widgets,
+    pdf_view,
     sidebar,
     state,
 )
@@ -182,6 +183,7 @@ def download_section(
             document_report,
             compare=[configs[x] for x in others],
             report=analyses[first],
+            pdf=sidebar.source_bytes(source) if pdf_view.has_pages(source) else None,
         ),
         source.document,
         configs[first],
@@ -221,6 +223,10 @@ def main() -> None:
     boundary_editor.compare_section(source, configs, chunked, names)
     st.subheader("Side by side")
     side_by_side_section(text, configs, chunked, names)
+    if pdf_view.has_pages(source):  # a PDF: the same page with each configuration's chunks
+        st.subheader("Pages")
+        units = {x: configs[x].unit for x in chunked}
+        pdf_view.compare_pages(source, sidebar.source_bytes(source), chunked, names, units)
     st.subheader("Why retrieval misses")
     misses_section()
     st.subheader("Export as code")

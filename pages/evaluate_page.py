@@ -22,7 +22,7 @@ from chunking.embedding.models import EmbeddingError
 from chunking.evaluation.core import retrieve, searched_texts
 from chunking.evaluation.techniques import DENSE
 from chunking.viz.evidence import EVIDENCE_CSS, evidence_html
-from pages import cached, model_choice, sidebar, state
+from pages import cached, handover, model_choice, sidebar, state
 from pages.evaluate_code_set import CODE_SET, code_set_section
 from pages.evaluate_grid import LATE_NOTE, MODELS, grid_controls, run_sweep
 from pages.evaluate_questions import (
@@ -80,7 +80,7 @@ def evaluation_section() -> None:
         )
     )
     st.subheader("Results")
-    results_view(result, counts, lensed.lenses)
+    results_view(result, counts, lensed.lenses, qs.documents)
     st.subheader("Advice")
     advice_view(result)
     st.subheader("Inspect a question")
@@ -156,6 +156,7 @@ def playground_section() -> None:
 
 
 def main() -> None:
+    handover.follow()  # a results row's "Open in Explore" / "Add to Compare"
     st.title("Evaluate")
     st.caption(
         "Score chunking configurations on questions with gold answer spans: recall, "

@@ -5,12 +5,13 @@ hits and misses (:func:`question_view`, :func:`hit_table`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
+from chunking import Config
 from chunking.evaluation import (
     METRIC_LABELS,
     METRICS,
@@ -39,7 +40,7 @@ from chunking.viz.evaluation import (
     question_scores,
 )
 from chunking.viz.evidence import EVIDENCE_CSS, LEGEND_HTML, evidence_html
-from pages import exports, state
+from pages import exports, handover, state
 from pages.evaluate_questions import P, QuestionSet, question_select
 
 
@@ -54,6 +55,27 @@ def show_table(table: pd.DataFrame, key: str, shares: Sequence[str] = ()) -> Non
         column_config={c: st.column_config.NumberColumn(format="percent") for c in shares},
         key=key,
     )
+
+
+def select_table(table: pd.DataFrame, key: str, shares: Sequence[str] = ()) -> int | None:
+    """:func:`show_table` with one row selectable: the selected row's position."""
+    event = st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        height=38 + 35 * len(table),
+        column_config={c: st.column_config.NumberColumn(format="percent") for c in shares},
+        key=key,
+        on_select="rerun",
+        selection_mode="single-row",
+    )
+    rows = list(event.selection.rows) if event is not None else []
+    return int(rows[0]) if rows else None
+
+
+def row_configs(result: Digest) -> list[Config]:
+    """The configuration of each results row (the table's rows are the snapshots')."""
+    return [Config.from_json(s.config_json) for s in result.snapshots]
 
 
 def share_labels(table: pd.DataFrame) -> list[str]:
@@ -81,13 +103,23 @@ def lens_first(shown: pd.DataFrame, lens_columns: Sequence[str]) -> pd.DataFrame
     return shown[[*first, *(c for c in shown.columns if c not in first)]]
 
 
-def results_view(result: Digest, counts: tuple[int, int], seen: Sequence[Lens] = ()) -> None:
+def results_view(
+    result: Digest,
+    counts: tuple[int, int],
+    seen: Sequence[Lens] = (),
+    documents: Mapping[str, str] | None = None,
+) -> None:
+    """The results table (a row selected opens in Explore or Compare with one of
+    ``documents``), its notes, downloads and chart."""
     table = with_lens_columns(result.table, seen) if seen else result.table
     shown = labelled_table(table.drop(columns=list(SUMMARY_COLUMNS), errors="ignore"))
     lens_columns = display_columns(table)
     for column, values in lens_columns.items():
         shown[column] = values
-    show_table(lens_first(shown, list(lens_columns)), f"{P}results", share_labels(table))
+    selected = select_table(
+        lens_first(shown, list(lens_columns)), f"{P}results", share_labels(table)
+    )
+    handover.row_actions(row_configs(result), selected, f"{P}row", documents)
     if any(c in shown for c in INTERVAL_LABELS):
         st.caption(
             "**95 % low / high**: the 95 % bootstrap interval of the mean over the questions "

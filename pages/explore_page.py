@@ -248,7 +248,14 @@ def download_section(
     exports.download_buttons(downloads, stem, key="dl_")
     # built on click only: the report inlines plotly's script and the whole document
     report = exports.deferred(
-        partial(document_report, report=analysis), source.document, config, chunks
+        partial(
+            document_report,
+            report=analysis,
+            pdf=sidebar.source_bytes(source) if pdf_view.has_pages(source) else None,
+        ),
+        source.document,
+        config,
+        chunks,
     )
     exports.download_buttons(
         [("Download the report (HTML)", report, "report.html", "text/html")], stem, key="dl_"

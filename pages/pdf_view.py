@@ -8,7 +8,7 @@ image from :func:`chunking.documents.pdf.render_page`, cached here per page.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import streamlit as st
 
@@ -23,6 +23,7 @@ ORDER_KEY = "pdf.order"
 FURNITURE_KEY = "pdf.keep_furniture"
 PAGE_KEY = "explore.pdf_page"
 ARROWS_KEY = "explore.pdf_arrows"
+COMPARE_PAGE_KEY = "cmp.pdf_page"
 _SYNCED = "_ce_pdf_synced"
 #: Pixels per PDF point of the page image.
 SCALE = 1.25
@@ -144,3 +145,46 @@ def page_view(
         " · ".join(notes) + ". Hover over a rectangle for its chunk's index, offsets and "
         "size; the selected chunk (Chunks, below) is outlined in red."
     )
+
+
+def compare_pages(
+    source: cached.Source,
+    data: bytes,
+    chunked: Mapping[str, Sequence[Chunk]],
+    names: Mapping[str, str],
+    units: Mapping[str, str],
+) -> None:
+    """One page of the PDF with each configuration's chunks side by side (Compare)."""
+    pdf = source.document.pdf
+    if pdf is None:
+        return
+    count = len(pdf.layouts)
+    clamp_state(COMPARE_PAGE_KEY, 1, count)
+    number = int(
+        st.number_input(
+            f"PDF page (of {count})",
+            min_value=1,
+            max_value=count,
+            step=1,
+            persist_state=PERSIST,
+            key=COMPARE_PAGE_KEY,
+            help="The same page in every panel, with that configuration's chunks.",
+        )
+    )
+    image = page_image(source, data, number)
+    for column, letter in zip(st.columns(len(chunked)), chunked, strict=True):
+        with column:
+            st.markdown(f"**{names[letter]}**")
+            drawn, overlay = document_page_html(
+                source.document,
+                chunked[letter],
+                number,
+                image=image,
+                scale=SCALE,
+                unit=units[letter],
+            )
+            st.html(f'<div class="ce-pdf-view" style="overflow:auto">{drawn}</div>')
+            notes = [f"{len({r.chunk for r in overlay.rects})} chunks drawn"]
+            if overlay.overlaps:
+                notes.append(f"{len(overlay.overlaps)} overlaps (hatched)")
+            st.caption(" · ".join(notes))

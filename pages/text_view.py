@@ -95,9 +95,7 @@ def paged_text(
     if selected is not None and not page.first <= selected < page.last:
         selected = None  # not drawn here: the cached page stays the plain one
     if heat is not None or gold:
-        st.html(
-            render_page(text, shown, page, unit=unit, heat=heat, gold=gold, selected=selected)
-        )
+        st.html(render_page(text, shown, page, unit=unit, heat=heat, gold=gold, selected=selected))
     elif cache_key is None:
         st.html(render_page(text, shown, page, unit=unit, selected=selected))
     else:

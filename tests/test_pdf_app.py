@@ -92,3 +92,36 @@ def test_reading_order_and_furniture_choices_change_the_text() -> None:
 def test_a_text_document_has_no_page_view() -> None:
     at = _ok(_app())
     assert _svgs(at) == []
+
+
+def test_compare_shows_the_same_pdf_page_with_each_configurations_chunks() -> None:
+    data = with_furniture(3)
+    at = _upload("report.pdf", data)
+    at.number_input(key="recursive.size").set_value(60).run()
+    at.switch_page("pages/compare_page.py").run()
+    _ok(at)
+    at.selectbox(key="cmp.B.strategy").set_value("fixed").run()
+    at.number_input(key="cmp.B.fixed.size").set_value(90).run()
+    at.number_input(key=pdf_view.COMPARE_PAGE_KEY).set_value(2).run()
+    _ok(at)
+    views = _svgs(at)
+    assert len(views) == 2
+    doc = read_bytes(data, "report.pdf")
+    size = int(at.number_input(key="recursive.size").value)
+    b_params = {"size": 90, "overlap": int(at.number_input(key="cmp.B.fixed.overlap").value)}
+    expected = [
+        doc.with_pages(chunking.chunk(doc.text, "recursive", size=size)),
+        doc.with_pages(chunking.chunk(doc.text, "fixed", **b_params)),
+    ]
+    for view, chunks in zip(views, expected, strict=True):
+        assert 'data-page="2"' in view and "data:image/png;base64," in view
+        boxes = sum(1 for c in chunks for b in c.metadata["boxes"] if b[0] == 2)
+        assert boxes and view.count('class="ce-pdf-chunk') == boxes
+    assert views[0] != views[1]
+
+
+def test_compare_on_a_text_document_has_no_pages() -> None:
+    at = _ok(_app())
+    at.switch_page("pages/compare_page.py").run()
+    _ok(at)
+    assert _svgs(at) == [] and "Pages" not in [s.value for s in at.subheader]

@@ -51,7 +51,9 @@ def run_report(args: argparse.Namespace) -> int:
 
     compare = [load_config(path) for path in args.compare]  # typos fail before the work
     config, document = prepare(args)
-    page = document_report(document, config, compare=compare)
+    # a PDF's first pages are drawn from its bytes (read again: the size was checked)
+    data = Path(args.file).read_bytes() if document.pdf is not None else None
+    page = document_report(document, config, compare=compare, pdf=data, password=args.password)
     with output(args.output) as out:
         out.write(page)
     size = Path(args.output).stat().st_size

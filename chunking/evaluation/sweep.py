@@ -81,6 +81,9 @@ class Grid:
     thresholds: tuple[float, ...] = ()
     #: Parameters fixed for every strategy that has them (e.g. separators).
     fixed: Mapping[str, Any] = field(default_factory=dict)
+    #: Whole configurations evaluated besides the axes' combinations (the app adds the
+    #: sidebar's), after them; one equal to a combination is evaluated once.
+    include: tuple[Config, ...] = ()
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Grid:
@@ -88,6 +91,8 @@ class Grid:
 
         Keys other than the axes (``strategy``, ``size``, ``overlap``, ``unit``,
         ``threshold``) are fixed parameters; ``{"params": {...}}`` works too.
+        ``{"include": [{"strategy": ..., "params": {...}}, ...]}`` adds whole
+        configurations (as :meth:`Config.to_dict` writes them).
         """
         if not isinstance(data, Mapping):
             raise ValueError('a sweep grid is a JSON object such as {"strategy": ["recursive"]}')
@@ -95,7 +100,10 @@ class Grid:
         if not isinstance(params, Mapping):
             raise ValueError('"params" in a grid must be an object of parameter names to values')
         fixed = dict(params)
-        fixed.update({k: v for k, v in data.items() if k not in (*AXES, "params")})
+        fixed.update({k: v for k, v in data.items() if k not in (*AXES, "params", "include")})
+        include = data.get("include", [])
+        if not isinstance(include, list) or not all(isinstance(c, Mapping) for c in include):
+            raise ValueError('"include" in a grid is a list of configurations (JSON objects)')
         axes = {k: _as_list(k, data[k]) for k in AXES if k in data}
         grid = cls(
             strategies=tuple(str(s) for s in axes.get("strategy", ["recursive"])),
@@ -104,6 +112,7 @@ class Grid:
             units=tuple(str(u) for u in axes.get("unit", [])),
             thresholds=tuple(_number(v, "threshold", float) for v in axes.get("threshold", [])),
             fixed=fixed,
+            include=tuple(Config.from_dict(c) for c in include),
         )
         grid.check()
         return grid
@@ -119,6 +128,8 @@ class Grid:
         ):
             if values:
                 data[axis] = list(values)
+        if self.include:
+            data["include"] = [c.to_dict() for c in self.include]
         return data
 
     def check(self) -> None:
@@ -142,6 +153,8 @@ class Grid:
                     skipped.append(f"{name} {_describe(params)}: {exc}")
                     continue
                 configs.setdefault(config.to_json(), config)
+        for config in self.include:
+            configs.setdefault(config.to_json(), config)
         return list(configs.values()), skipped
 
     def _combinations(self, spec: Strategy) -> list[dict[str, Any]]:

@@ -12,7 +12,10 @@ other string (names, labels, warnings, configurations, code) goes through
 - :func:`document_report`: the boundary view (the colours and hover details of the
   Explore page), the size histogram, the statistics in every unit with the warnings,
   the configuration and its code export; with ``compare`` configurations, the boundary
-  strip and histograms side by side and a statistics row per configuration.
+  strip and histograms side by side and a statistics row per configuration. For a PDF
+  (given its bytes), its first pages (:data:`REPORT_PDF_PAGES`) as images inlined as
+  ``data:`` URLs, with every configuration's chunk rectangles
+  (:func:`pdf_pages_html`).
 - :func:`evaluation_report`: an evaluation's results table, Pass@k per row and the
   metrics against chunk size (or each technique's difference from dense retrieval).
 
@@ -32,11 +35,13 @@ from ..analysis.report import Report, make_report
 from ..config import Config
 from ..core import run
 from ..documents.io import Document
+from ..documents.pdf import PdfError, render_page
 from ..engine.spans import document_sentences
 from ..evaluation.passk import k_display, table_ks
 from ..evaluation.sweep import COLUMN_LABELS
 from ..model import Chunk
 from ..viz.figures import boundary_strip, histogram_panels, size_histogram
+from ..viz.pdf_pages import document_page_html
 from ..viz.render import BOUNDARY_CSS, HIERARCHY_LEGEND_HTML, LEGEND_HTML, is_nested, render_window
 from .snippets import TARGETS, SnippetError, snippet
 
@@ -46,6 +51,10 @@ if TYPE_CHECKING:
 
 #: Most characters of the document drawn in the boundary view (the rest is announced).
 REPORT_CHARS: Final = 1_000_000
+#: Pages of a PDF drawn in the report, from the first (the others are announced).
+REPORT_PDF_PAGES: Final = 5
+#: Pixels per PDF point of the report's page images.
+REPORT_PDF_SCALE: Final = 1.0
 #: What the generator says it is (in the page's ``<meta name="generator">``).
 GENERATOR: Final = "chunk-explorer"
 _PLOT_CONFIG: Final = {"displaylogo": False, "responsive": True}
@@ -191,13 +200,18 @@ def document_report(
     compare: Sequence[Config] = (),
     report: Report | None = None,
     max_chars: int = REPORT_CHARS,
+    pdf: bytes | None = None,
+    password: str | None = None,
+    max_pages: int = REPORT_PDF_PAGES,
 ) -> str:
     """The HTML report of ``config`` on ``document`` (``chunks`` when already cut, and
     their ``report`` from :func:`~chunking.analysis.report.make_report` when already made,
     as the app has them).
 
     With ``compare``, the other configurations are cut too and drawn next to it:
-    boundary strip, histograms and one statistics row each. ``ValueError`` from any
+    boundary strip, histograms and one statistics row each. With ``pdf`` (the bytes
+    ``document`` was read from, and its ``password``), its first ``max_pages`` pages
+    are drawn with every configuration's chunks. ``ValueError`` from any
     configuration that cannot cut the document.
     """
     chunks = list(chunks) if chunks is not None else run(document.text, config)
@@ -232,11 +246,60 @@ def document_report(
         '<p class="ce-caption">Hover over the text for each chunk\'s index, offsets and size.</p>',
         legend,
         render_window(document.text, chunks, 0, len(document.text), unit=unit, max_chars=max_chars),
+    ]
+    if pdf is not None and document.pdf is not None:
+        cut = [(config, chunks)] + [(c, run(document.text, c)) for c in compare]
+        sections.append(pdf_pages_html(document, cut, pdf, password=password, pages=max_pages))
+    sections += [
         "<h2>Configuration and code</h2>",
         _code_html(config),
     ]
     caption = f"{document.describe()} — {config.label(title=True)}"
     return page(f"Chunking report: {document.name}", "".join(sections), caption=caption)
+
+
+def pdf_pages_html(
+    document: Document,
+    cut: Sequence[tuple[Config, Sequence[Chunk]]],
+    data: bytes,
+    *,
+    password: str | None = None,
+    pages: int = REPORT_PDF_PAGES,
+    scale: float = REPORT_PDF_SCALE,
+) -> str:
+    """The first ``pages`` pages of the PDF ``document`` (read from ``data``), each as
+    its PNG inlined as a ``data:`` URL with the chunk rectangles of every configuration
+    in ``cut`` side by side (the app's page view); "" when it is not a PDF."""
+    if document.pdf is None or not document.pdf.layouts:
+        return ""
+    count = len(document.pdf.layouts)
+    shown = max(0, min(pages, count))
+    note = f"All {count} pages" if shown == count else f"The first {shown} of {count} pages"
+    parts = [
+        "<h2>Pages</h2>",
+        f'<p class="ce-caption">{note}, each with every configuration\'s chunks drawn from '
+        "their exact character ranges. Hover over a rectangle for its chunk's index, offsets "
+        "and size; hatching marks overlap, struck-through lines are headers and footers.</p>",
+    ]
+    columns = f"repeat({len(cut)}, minmax(0, 1fr))"
+    for number in range(1, shown + 1):
+        try:
+            image: bytes | None = render_page(data, number, scale=scale, password=password)
+        except PdfError as exc:
+            image = None
+            parts.append(f'<p class="ce-caption">Page {number} cannot be drawn ({_e(exc)}).</p>')
+        parts.append(
+            f'<h3>Page {number}</h3><div class="ce-pdf-pages" '
+            f'style="display:grid;grid-template-columns:{columns};gap:1rem">'
+        )
+        for i, (config, chunks) in enumerate(cut):
+            drawn, _ = document_page_html(
+                document, chunks, number, image=image, scale=scale, unit=config.unit
+            )
+            label = f"{chr(ord('A') + i)} · " if len(cut) > 1 and i < 26 else ""
+            parts.append(f"<div><p><b>{_e(label + config.label(title=True))}</b></p>{drawn}</div>")
+        parts.append("</div>")
+    return "".join(parts)
 
 
 def _comparison_html(
