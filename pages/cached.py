@@ -77,17 +77,45 @@ def text_key(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8", "surrogatepass"), usedforsecurity=False).hexdigest()
 
 
+def bytes_key(data: bytes) -> str:
+    """sha1 of a file's bytes (an upload's content address)."""
+    return hashlib.sha1(data, usedforsecurity=False).hexdigest()
+
+
+def document_key(document: Document, data_key: str | None = None) -> str:
+    """The content address of everything computed from ``document``: the sha1 of its
+    whole text; for a document with pages (a PDF), also of its pages, its layout (reading
+    order, furniture, every character's box) and, when known, its file's bytes
+    (``data_key``), since reports, downloads and page images read those too. Never a
+    name, never a prefix: two documents share a key only when all of that is equal."""
+    text = text_key(document.text)
+    if not document.pages and document.pdf is None:
+        return text
+    digest = hashlib.sha1(text.encode(), usedforsecurity=False)
+    digest.update(repr(document.pages).encode())
+    if document.pdf is not None:
+        pdf = document.pdf
+        digest.update(f"|{pdf.order}|{pdf.keep_furniture}|".encode())
+        digest.update(memoryview(pdf.char_boxes).cast("B"))
+    if data_key is not None:
+        digest.update(f"|{data_key}".encode())
+    return "doc:" + digest.hexdigest()
+
+
 @dataclass(frozen=True)
 class Source:
-    """A document the pages work on, with the hash that keys every cache."""
+    """A document the pages work on, with the content hash that keys every cache
+    (:func:`document_key`)."""
 
     document: Document
     key: str
     origin: str  # "sample", "paste", "upload", or where a page found it ("corpus")
 
     @classmethod
-    def of(cls, document: Document, origin: str) -> Source:
-        return cls(document, text_key(document.text), origin)
+    def of(cls, document: Document, origin: str, data_key: str | None = None) -> Source:
+        """``document`` keyed by its content (:func:`document_key`; ``data_key`` the
+        :func:`bytes_key` of the file it was read from, when there is one)."""
+        return cls(document, document_key(document, data_key), origin)
 
     @classmethod
     def from_text(cls, text: str, name: str, origin: str) -> Source:

@@ -20,6 +20,7 @@ from pages import (
     chunk_tables,
     config_controls,
     exports,
+    handover,
     model_choice,
     param_widgets,
     pdf_view,
@@ -59,11 +60,17 @@ def sizes_section(
         "Sizes are in each configuration's own unit; the last columns compare all of them "
         "in cl100k tokens and in the embedding model's word pieces."
     )
-    st.dataframe(
+    event = st.dataframe(
         chunk_tables.comparison_table({x: (configs[x], analyses[x]) for x in analyses}),
         key="cmp_stats",
         hide_index=True,
         width="stretch",
+        on_select="rerun",
+        selection_mode="single-row",
+    )
+    rows = list(event.selection.rows) if event is not None else []
+    handover.row_actions(
+        [configs[x] for x in analyses], rows[0] if rows else None, "cmp.row", compare=False
     )
 
 
@@ -202,6 +209,7 @@ def download_section(
 
 
 def main() -> None:
+    handover.follow()  # a row's "Open in Explore"
     source = sidebar.require_source()
     first = sidebar.require_config()
     st.title("Compare")

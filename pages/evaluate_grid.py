@@ -13,7 +13,7 @@ from typing import Any
 
 import streamlit as st
 
-from chunking import UNITS, Chunk, strategies
+from chunking import UNITS, Chunk, Config, strategies
 from chunking.embedding.models import EmbeddingError, get_embedder
 from chunking.embedding.registry import named_models
 from chunking.evaluation import (
@@ -42,7 +42,7 @@ from chunking.evaluation.techniques import (
     Technique,
 )
 from chunking.units import DEFAULT_MODEL
-from pages import model_choice, state
+from pages import model_choice, sidebar, state
 from pages.cached import bounded
 from pages.evaluate_questions import P, QuestionSet
 
@@ -123,6 +123,16 @@ def grid_controls() -> tuple[Grid, Settings, list[str], Technique] | None:
             help="Separators [\\n\\n, \\n, ., ?, !, space, ''] with keep_separator='start', "
             "as in the Chroma report.",
         )
+        mine = sidebar.current_config()
+        own = st.toggle(
+            "Include the sidebar's configuration",
+            True,
+            persist_state=state.PERSIST,
+            key=f"{P}include_sidebar",
+            help="Evaluates the sidebar's configuration too"
+            + (f" ({mine.label()})" if mine is not None else "")
+            + ", so that Explore can show its retrieval traffic.",
+        )
         compat = st.toggle(
             "Score spans as the report's code did",
             False,
@@ -146,9 +156,11 @@ def grid_controls() -> tuple[Grid, Settings, list[str], Technique] | None:
             data["threshold"] = parse_values(thresholds, float, "Thresholds")
         if langchain and "recursive" in data["strategy"]:
             data["params"] = dict(REPORT_RECURSIVE)
-        grid = Grid.from_dict(data)
         if isinstance(technique, str):
             raise ValueError(technique)
+        if own and mine is not None and technique_fits(technique, mine):
+            data["include"] = [mine.to_dict()]
+        grid = Grid.from_dict(data)
         for config in grid.configs()[0]:
             technique.check(config)
     except ValueError as exc:
@@ -160,6 +172,15 @@ def grid_controls() -> tuple[Grid, Settings, list[str], Technique] | None:
     st.session_state[f"{P}last"] = True
     settings = Settings.chroma(top_k=int(top_k)) if compat else Settings(top_k=int(top_k))
     return grid, settings, models, technique
+
+
+def technique_fits(technique: Technique, config: Config) -> bool:
+    """Whether ``technique`` can run on ``config`` (else the sidebar's is left out)."""
+    try:
+        technique.check(config)
+    except ValueError:
+        return False
+    return True
 
 
 def technique_controls() -> Technique | str:

@@ -152,7 +152,8 @@ def own_questions() -> QuestionSet | None:
         return None
     st.caption(f"{len(questions)} questions on {document[0]}.")
     questions_key = cached.text_key(upload.getvalue().decode("utf-8", "replace"))
-    key = f"own:{cached.text_key(document[1])}:{questions_key}"
+    # the name too: it is the documents' id in the sweep's results
+    key = f"own:{cached.text_key(document[0])}:{cached.text_key(document[1])}:{questions_key}"
     return QuestionSet(key, documents, questions)
 
 
@@ -204,7 +205,8 @@ def typed_questions(document: tuple[str, str] | None) -> QuestionSet | None:
     if not parsed.questions:
         st.error("No typed question has an excerpt found in the document: nothing to evaluate.")
         return None
-    key = f"typed:{cached.text_key(document[1])}:{cached.text_key(typed)}"
+    name, text = cached.text_key(document[0]), cached.text_key(document[1])
+    key = f"typed:{name}:{text}:{cached.text_key(typed)}"
     return QuestionSet(key, documents, parsed.questions)
 
 

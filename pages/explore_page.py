@@ -329,6 +329,7 @@ def main() -> None:
                 selected=int(st.session_state.get(CHUNK_KEY) or 0),  # the Chunk input's
                 heat=heat,
                 gold=gold,
+                on_select=partial(_go_to_chunk, pages),  # a click on a rectangle
             )
     st.subheader("Where would you cut?")
     boundary_editor.explore_section(source, config, chunks)

@@ -68,13 +68,14 @@ def row_actions(
     documents: Mapping[str, str] | None = None,
     compare: bool = True,
 ) -> None:
-    """"Open in Explore" and "Add to Compare" for the row ``selected`` of a table whose
+    """The "Open in Explore" and "Add to Compare" buttons for the row ``selected`` of a table whose
     rows are ``configs`` (disabled until a row is selected), handing over a document of
     ``documents`` (none: the sidebar's stays)."""
     chosen = configs[selected] if selected is not None and 0 <= selected < len(configs) else None
     document = document_to_open(documents, f"{key}.document") if documents else None
     if chosen is None:
-        st.caption("Select a row to open its configuration in Explore or add it to Compare.")
+        what = "in Explore or add it to Compare" if compare else "in Explore"
+        st.caption(f"Select a row to open its configuration {what}.")
     else:
         st.caption(f"Selected: {chosen.label()}")
     left, right, _ = st.columns([1, 1, 3])
@@ -95,13 +96,3 @@ def row_actions(
             args=(chosen, COMPARE, document),
             help="Sets configuration B to it (A stays the sidebar's), then opens Compare.",
         )
-
-
-def selected_row(key: str) -> int | None:
-    """The row selected in the ``st.dataframe`` under ``key`` (single-row selection)."""
-    event = st.session_state.get(key)
-    try:
-        rows = event["selection"]["rows"]  # type: ignore[index]
-    except (KeyError, TypeError):
-        return None
-    return int(rows[0]) if rows else None

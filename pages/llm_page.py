@@ -8,6 +8,7 @@ running again continues where it stopped.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import pandas as pd
@@ -122,7 +123,8 @@ def enriched_chunks(
         out = annotate_answers(out, field, cached_answers(llm, requests))
     if keywords == KEYWORD_SOURCES[0]:
         texts = tuple(c.text for c in chunks)
-        out = annotate(out, "keywords", _yake(cached.text_key("\0".join(texts)), texts))
+        key = cached.text_key(json.dumps(texts))  # unambiguous, unlike a join: NUL may occur
+        out = annotate(out, "keywords", _yake(key, texts))
     return out
 
 

@@ -7,7 +7,7 @@ a progress bar (:func:`embed_once`, :func:`embed_for_chunking`, :func:`ready_to_
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -18,6 +18,9 @@ from chunking.runtime.lru import BoundedLRU, approx_bytes, shared_cache
 from chunking.units import DEFAULT_MODEL
 from pages import cached
 from pages.state import PERSIST, param_key, set_state
+
+if TYPE_CHECKING:
+    from chunking.embedding.registry import NamedModel
 
 # ---------------------------------------------------------------------- the model box
 
@@ -64,6 +67,9 @@ def model_select(key: str, label: str = "Model") -> str:
     change or a cleared box)."""
     from chunking.embedding.registry import model_names
 
+    switch = st.session_state.pop(f"{SWITCH_KEY}{key}", None)
+    if isinstance(switch, str):  # a build below finished: use what it built
+        st.session_state[key] = switch
     current = st.session_state.get(key)
     if not isinstance(current, str) or not current.strip():
         st.session_state[key] = current = app_model()
@@ -85,7 +91,83 @@ def model_select(key: str, label: str = "Model") -> str:
         "model to use your own, or add an embeddings endpoint below.",
     )
     endpoint_box(key)
+    build_offer(str(chosen or app_model()), key)
     return str(chosen or app_model())
+
+
+# ------------------------------------------------------------------ derived models
+
+#: Session key prefix: the model a model box is set to on its next run (after a build).
+SWITCH_KEY = "_ce_switch_model."
+
+
+def missing_derived(chosen: str) -> list[NamedModel]:
+    """The derived models (ONNX int8, static) not built on this machine whose build
+    would help ``chosen``: both for the bundled model in torch (its faster versions),
+    a derived model for itself; none for any other model or when nothing is missing."""
+    from chunking.embedding.models import DEFAULT_MODEL as DEFAULT_KEY
+    from chunking.embedding.models import canonical_model_name
+    from chunking.embedding.registry import named_models
+
+    try:
+        key = canonical_model_name(chosen)
+    except ValueError:
+        return []
+    missing = [
+        m
+        for m in named_models()
+        if m.built is not None and not m.is_built() and m.availability().available
+    ]
+    if key == DEFAULT_KEY:
+        return missing
+    return [m for m in missing if m.key == key]
+
+
+def build_offer(chosen: str, key: str) -> None:
+    """Under the model box: when a derived model ``chosen`` (or one faster than the
+    torch model chosen) is not built, say so with the build's estimated time and a
+    button that builds it here with a progress bar; the box then uses what was built."""
+    from chunking.embedding import registry
+    from chunking.embedding.timing import about
+
+    missing = missing_derived(chosen)
+    if not missing:
+        return
+    names = " and ".join(m.name for m in missing)
+    seconds = sum(m.ready_seconds() for m in missing)
+    if any(m.key == registry.ONNX_INT8 for m in missing):
+        why = f"{registry.ONNX_INT8} is the same model, about twice as fast as torch"
+    else:
+        why = f"{names} is not there yet"
+    st.info(
+        f"{names} {'are' if len(missing) > 1 else 'is'} not built on this machine ({why}): "
+        f"building takes {about(seconds)} here now, once (the same as "
+        "`chunk-explorer models --build`).",
+        icon=":material/build:",
+    )
+    if st.button(f"Build {names} ({about(seconds)})", key=f"{key}_build"):
+        build_derived(missing, chosen, key)
+
+
+def build_derived(models: Sequence[NamedModel], chosen: str, key: str) -> None:
+    """Build ``models`` with a progress bar each; then set the model box ``key`` to the
+    ONNX int8 model when the torch model was chosen (else to ``chosen``) and rerun."""
+    from chunking.embedding import registry
+
+    holder = st.empty()
+    try:
+        for model in models:
+            model.load(progress_bar(holder, f"Building {model.name} (once on this machine)"))
+    except EmbeddingError as exc:
+        holder.empty()
+        st.error(f"The model could not be built: {exc}")
+        return
+    holder.empty()
+    built = {m.key for m in models}
+    st.session_state[f"{SWITCH_KEY}{key}"] = (
+        registry.ONNX_INT8 if registry.ONNX_INT8 in built and chosen not in built else chosen
+    )
+    st.rerun()
 
 
 # ------------------------------------------------------------------ embedding endpoints

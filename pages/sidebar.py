@@ -175,7 +175,7 @@ def no_samples() -> str:
 # mapping, which st.cache_data could not pickle anyway.
 @cached.bounded("uploads", "Reading the document…")
 def _upload(
-    file_id: str,
+    data_key: str,
     name: str,
     max_bytes: int,
     encoding: str | None,
@@ -188,7 +188,7 @@ def _upload(
     )
     if isinstance(loaded, str):
         return loaded
-    return Source.of(loaded, "upload")
+    return Source.of(loaded, "upload", data_key)
 
 
 def _pasted(text: str) -> Source | str:
@@ -219,6 +219,8 @@ class _Kept:
     document: Document | None = None
     #: The uploader's file when the document was opened: it does not replace it.
     superseded: str | None = None
+    #: sha1 of ``data``: what the read document is cached under (content, never the name).
+    data_key: str = ""
 
 
 def open_document(document: Document) -> None:
@@ -265,7 +267,8 @@ def _current_upload() -> _Kept | None:
     kept = st.session_state.get(_KEPT_UPLOAD)
     if upload is not None:
         if not (isinstance(kept, _Kept) and upload.file_id in (kept.file_id, kept.superseded)):
-            kept = _Kept(upload.file_id, upload.name, upload.getvalue())
+            data = upload.getvalue()
+            kept = _Kept(upload.file_id, upload.name, data, data_key=cached.bytes_key(data))
             st.session_state[_KEPT_UPLOAD] = kept
         if kept.document is None:
             return kept
@@ -306,9 +309,9 @@ def _upload_input() -> tuple[Source | str, bool]:
     chosen = None if encoding == DETECT else encoding
     if upload.name.lower().endswith(".pdf"):
         order, keep = pdf_view.reading_controls()
-        loaded = _upload(upload.file_id, upload.name, max_bytes, chosen, upload.data, order, keep)
+        loaded = _upload(upload.data_key, upload.name, max_bytes, chosen, upload.data, order, keep)
         return loaded, isinstance(loaded, str)
-    loaded = _upload(upload.file_id, upload.name, max_bytes, chosen, upload.data)
+    loaded = _upload(upload.data_key, upload.name, max_bytes, chosen, upload.data)
     return loaded, isinstance(loaded, str)
 
 

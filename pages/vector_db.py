@@ -164,7 +164,11 @@ def _write_to_sink(
     embedder = load_embedder(model, model_key=model_key)
     if embedder is None:
         return
-    vectors = embed_with_progress(embedder, texts, f"Embedding with {model}")
+    try:
+        vectors = embed_with_progress(embedder, texts, f"Embedding with {model}")
+    except EmbeddingError as exc:  # nothing is written: the write starts after embedding
+        st.error(f"The chunks could not be embedded with {model}, nothing was written: {exc}")
+        return
     holder = st.empty()
 
     def update(done: int, total: int, what: str) -> None:

@@ -135,7 +135,9 @@ def test_own_document_and_question_file_with_header_context() -> None:
     next(b for b in at.button if b.label == "Run evaluation").click()
     _ok(at.run())
     results = at.dataframe[0].value
-    assert results["Technique"].tolist() == ["headers"] and results["Recall"].iloc[0] > 0
+    # the grid's recursive · 40 chars, then the sidebar's configuration (evaluated too)
+    assert results["Technique"].tolist() == ["headers", "headers"]
+    assert results["Size"].tolist()[0] == 40 and results["Recall"].iloc[0] > 0
     next(b for b in at.button if b.label == "Compare techniques").click()
     _ok(at.run())
     contexts = next(

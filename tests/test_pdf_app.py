@@ -3,12 +3,15 @@ the reading order and furniture choices in the sidebar, the pager kept in step."
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 from streamlit.testing.v1 import AppTest
 
 import chunking
 from chunking.documents.io import read_bytes
+from chunking.viz.pdf_pages import Element
 from pages import pdf_view, sidebar
 from tests.test_app import _app, _ok
 from tests.test_pdf import two_columns, with_furniture
@@ -22,8 +25,30 @@ def _upload(name: str, data: bytes) -> AppTest:
     return _ok(at)
 
 
+def _component(at: AppTest) -> list[Any]:
+    return [e for e in at.get("component_instance") if e.proto.component_name.endswith("pdf_pages")]
+
+
 def _svgs(at: AppTest) -> list[str]:
-    return [h.value for h in at.html if "ce-pdf-page" in h.value]
+    """Every page drawn: by ``st.html`` (Compare) or the clickable component (Explore),
+    whose elements are drawn here as the component draws them (one ``<div>`` each)."""
+    drawn = [h.value for h in at.html if "ce-pdf-page" in h.value]
+    for element in _component(at):
+        args = json.loads(element.proto.json_args)
+        inner = "".join(Element(**e).to_html() for e in args["elements"])
+        image = f'<img src="{args["image"]}">' if args["image"] else ""
+        drawn.append(f'<div class="ce-pdf-page" data-page="{args["page"]}">{image}{inner}</div>')
+    return drawn
+
+
+def _click(at: AppTest, chunk: int, page: int) -> AppTest:
+    """What the browser sends when a chunk's rectangle is clicked on the component."""
+    (element,) = _component(at)
+    states = at._tree.get_widget_states()
+    state = states.widgets.add()
+    state.id = element.proto.id
+    state.json_value = json.dumps({"chunk": chunk, "page": page, "clicks": 1, "at": 1})
+    return at._run(states)
 
 
 def test_a_pdf_shows_its_page_with_every_chunks_rectangles() -> None:
@@ -125,3 +150,43 @@ def test_compare_on_a_text_document_has_no_pages() -> None:
     at.switch_page("pages/compare_page.py").run()
     _ok(at)
     assert _svgs(at) == [] and "Pages" not in [s.value for s in at.subheader]
+
+
+def test_clicking_a_rectangle_selects_its_chunk_in_both_views() -> None:
+    data = with_furniture(3)
+    at = _upload("report.pdf", data)
+    at.number_input(key="recursive.size").set_value(30).run()
+    doc = read_bytes(data, "report.pdf")
+    size = int(at.number_input(key="recursive.size").value)
+    chunks = doc.with_pages(chunking.chunk(doc.text, "recursive", size=size))
+    assert at.number_input(key="explore.chunk").value == 0
+    # a chunk of page 2, clicked there
+    target = next(c for c in chunks if c.metadata["pages"] == [2])
+    at.number_input(key=pdf_view.PAGE_KEY).set_value(2).run()
+    (svg,) = _svgs(at)
+    assert f'data-chunk="{target.index}"' in svg
+    _ok(_click(at, target.index, 2))
+    assert at.number_input(key="explore.chunk").value == target.index
+    assert at.number_input(key=pdf_view.PAGE_KEY).value == 2
+    (svg,) = _svgs(at)
+    boxes = [b for b in target.metadata["boxes"] if b[0] == 2]
+    assert svg.count("ce-selected") == len(boxes)
+    boundary = "".join(h.value for h in at.html if 'class="ce-doc"' in h.value)
+    assert selected_text(boundary) == target.text
+    # a click that names no chunk changes nothing
+    _ok(_click(at, len(chunks) + 5, 2))
+    assert at.number_input(key="explore.chunk").value == target.index
+
+
+def test_a_click_names_a_chunk_only_when_valid() -> None:
+    assert pdf_view.clicked_chunk({"chunk": 3, "page": 2, "clicks": 1}, 10) == (3, 2)
+    for value in (
+        None,
+        [],
+        {"chunk": 10, "page": 1},
+        {"chunk": -1, "page": 1},
+        {"chunk": True, "page": 1},
+        {"chunk": "3", "page": 1},
+        {"chunk": 3},
+    ):
+        assert pdf_view.clicked_chunk(value, 10) is None

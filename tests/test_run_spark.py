@@ -212,6 +212,23 @@ def test_a_master_that_refuses_the_connection(
     assert "refused" in err.lower()
 
 
+def test_spark_connect_beside_a_local_session_is_one_line(
+    tmp_path: Path, spark: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pyspark allows no Connect session in a process that runs a classic one."""
+    good = write(tmp_path / "a.txt", "Some text to cut.")
+    with socket.socket() as listener:  # it answers, so the reachability check passes
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        master = f"sc://127.0.0.1:{listener.getsockname()[1]}"
+        code = run(tmp_path / "out", [str(good)], "--engine", "spark", "--spark-master", master)
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith(f"{PREFIX} cannot start a Spark Connect session for {master}")
+    assert "SESSION_ALREADY_EXIST" in err
+    assert spark_engine.CONNECT_MODE not in os.environ
+
+
 def test_spark_master_needs_the_spark_engine(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -72,6 +72,8 @@ DOCUMENTS_PER_BATCH = 8
 CONNECT_TIMEOUT = 5.0
 #: Spark Connect's default port.
 CONNECT_PORT = 15002
+#: The variable pyspark sets once a Spark Connect session has started in the process.
+CONNECT_MODE = "SPARK_CONNECT_MODE_ENABLED"
 #: A corpus name: the Python worker that meets it exits at once, as a dying executor
 #: would (read by the driver when the run starts; for the fault tests).
 FAULT_ENV = "CHUNK_EXPLORER_SPARK_FAULT"
@@ -202,12 +204,16 @@ def connect(settings: RunSettings) -> tuple[Any, bool]:
         if remote.startswith("local"):  # pyspark starts a Connect server here
             find_java()
             os.environ["PYSPARK_PYTHON"] = sys.executable
+        from pyspark.errors import PySparkException
+
         try:
             return session.builder.remote(remote).getOrCreate(), True
         except ImportError as exc:  # grpcio-status and the rest of pyspark[connect]
             raise ValueError(
                 f"Spark Connect (SPARK_REMOTE, sc://) needs {CONNECT_HINT} ({exc})"
             ) from None
+        except PySparkException as exc:  # SESSION_ALREADY_EXIST: a classic session runs here
+            raise ValueError(f"cannot start a Spark Connect session for {remote}: {exc}") from None
     if active is not None:  # one session per process: Spark would return this one anyway
         return active, False
     find_java()
@@ -268,6 +274,9 @@ def run_spark(
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=QUIET_WARNINGS.split(":")[1])
         began = time.perf_counter()
+        #: pyspark sets it on a Connect session's start and never clears it, so that a
+        #: later classic session in this process would try Spark Connect instead.
+        connect_mode = os.environ.get(CONNECT_MODE)
         spark, started_here = connect(settings)
         #: Starting (or joining) the session: the JVM and, locally, the Python workers.
         timings = {"startup_seconds": time.perf_counter() - began}
@@ -278,6 +287,8 @@ def run_spark(
         finally:
             if started_here:
                 spark.stop()
+                if connect_mode is None:
+                    os.environ.pop(CONNECT_MODE, None)
     return timings
 
 

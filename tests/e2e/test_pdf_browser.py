@@ -1,5 +1,6 @@
 """A PDF in a real browser: its page drawn beside the text with every chunk's
-rectangles, a hover that names the chunk, and the selected chunk outlined."""
+rectangles, a hover that names the chunk, the selected chunk outlined in both views, and
+a click on a rectangle that selects its chunk."""
 
 from __future__ import annotations
 
@@ -26,14 +27,16 @@ def test_a_pdf_page_shows_chunk_rectangles_hover_and_selection(page: Page, app_u
     dropzone = sidebar.locator('.st-key-upload [data-testid="stFileUploaderDropzoneInput"]')
     dropzone.set_input_files({"name": "report.pdf", "mimeType": "application/pdf", "buffer": data})
     expect(sidebar.get_by_text("report.pdf · pdf").first).to_be_visible()
-    expect(page.locator("div.ce-pdf-page")).to_be_visible()
+    frame = page.frame_locator('iframe[title*="pdf_pages"]')
+    expect(frame.locator("div.ce-pdf-page")).to_be_visible()
     size = sidebar.locator('input[type="number"][aria-label="size"]')
     size.fill("300")
     size.press("Enter")
-    view = page.locator("div.ce-pdf-page")
-    expect(view).to_be_visible()
-    expect(view.locator("img")).to_have_count(1)  # the page image, inlined
+    view = frame.locator("div.ce-pdf-page")
     expect(view.locator(".ce-pdf-chunk")).to_have_count(len(on_first))
+    expect(view.locator("img")).to_have_count(1)  # the page image, inlined
+    src = view.locator("img").get_attribute("src") or ""
+    assert src.startswith("data:image/png;base64,")
     expect(view.locator(".ce-pdf-furniture")).to_have_count(2)
 
     first = view.locator(".ce-pdf-chunk").first
@@ -42,10 +45,21 @@ def test_a_pdf_page_shows_chunk_rectangles_hover_and_selection(page: Page, app_u
     chunk = chunks[on_first[0][0]]
     assert title.startswith(f"Chunk {chunk.index}: start {chunk.start}, end {chunk.end}")
 
+    # selecting from the Chunk input outlines it on the page and in the text
     last = max(index for index, _ in on_first)
     field = page.locator('input[type="number"][aria-label="Chunk"]')
     field.fill(str(last))
     field.press("Enter")
-    selected = page.locator(f'div.ce-pdf-page .ce-selected[data-chunk="{last}"]')
-    expect(selected.first).to_be_visible()
-    view.screenshot(path=str(screenshot_dir() / "pdf_page_view.png"))
+    expect(view.locator(f'.ce-selected[data-chunk="{last}"]').first).to_be_visible()
+    text_view = page.locator("div.ce-doc:not(.ce-legend)").first
+    expect(text_view.locator(f'.ce-selected[data-chunks~="{last}"]').first).to_be_visible()
+
+    # clicking a rectangle selects its chunk
+    other = next(index for index, _ in on_first if index != last)
+    view.locator(f'.ce-pdf-chunk[data-chunk="{other}"]').first.click()
+    expect(field).to_have_value(str(other))
+    expect(view.locator(f'.ce-selected[data-chunk="{other}"]').first).to_be_visible()
+    expect(text_view.locator(f'.ce-selected[data-chunks~="{other}"]').first).to_be_visible()
+    page.locator('iframe[title*="pdf_pages"]').screenshot(
+        path=str(screenshot_dir() / "pdf_page_view.png")
+    )
