@@ -29,9 +29,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from chunking.embedding.cache import clear_cache
 from chunking.embedding.models import get_embedder
 from chunking.evaluation import load_chroma_eval
+from chunking.evaluation.stats import paired_difference
 from chunking.tuning.search import TuneOptions, tune
 from chunking.tuning.space import Space
-from chunking.tuning.stats import paired_difference
 
 SPACE = {
     "strategy": ["recursive", "token"],

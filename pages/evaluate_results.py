@@ -25,6 +25,7 @@ from chunking.evaluation.lens import (
     display_columns,
     with_lens_columns,
 )
+from chunking.evaluation.stats import RESAMPLES
 from chunking.evaluation.sweep import (
     COLUMN_LABELS,
     INTERVAL_METRICS,
@@ -34,7 +35,6 @@ from chunking.evaluation.sweep import (
     labelled_table,
     models_side_by_side,
 )
-from chunking.tuning.stats import RESAMPLES
 from chunking.viz.evaluation import (
     metrics_vs_size,
     question_scores,

@@ -16,6 +16,7 @@ from chunking.cli.evaluate import evaluate_main
 from chunking.embedding.models import get_embedder
 from chunking.evaluation import evaluate
 from chunking.evaluation.questions import Question, Reference
+from chunking.evaluation.stats import mean_interval
 from chunking.evaluation.sweep import (
     COLUMN_LABELS,
     INTERVAL_METRICS,
@@ -26,7 +27,6 @@ from chunking.evaluation.sweep import (
     results_table,
     sweep,
 )
-from chunking.tuning.stats import mean_interval
 
 MODEL = "minilm-static"
 FACTS = [

@@ -11,16 +11,16 @@ from hypothesis import strategies as st
 from scipy.stats import bootstrap, permutation_test
 
 from chunking.evaluation.questions import Question
-from chunking.tuning.front import dominates, front_mask
-from chunking.tuning.holdout import split_questions
-from chunking.tuning.space import Space
-from chunking.tuning.stats import (
+from chunking.evaluation.stats import (
     RESAMPLES,
     detectable_difference,
     mean_interval,
     paired_difference,
     split_half_stability,
 )
+from chunking.tuning.front import dominates, front_mask
+from chunking.tuning.holdout import split_questions
+from chunking.tuning.space import Space
 
 # ------------------------------------------------------------------------ the front
 

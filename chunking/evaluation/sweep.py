@@ -30,9 +30,9 @@ import numpy as np
 from ..config import Config, get_strategy
 from ..model import Chunk, Progress, report_fraction
 from ..params import Strategy
-from ..tuning.stats import mean_interval
 from .core import GIVEN, METRIC_LABELS, METRICS, Evaluation, Settings, evaluate
 from .questions import Question
+from .stats import mean_interval
 from .techniques import DENSE, TABLE_TECHNIQUES, Technique
 
 if TYPE_CHECKING:
@@ -298,7 +298,7 @@ def metric_intervals(
 ) -> dict[str, float]:
     """``{metric}_ci_low`` and ``{metric}_ci_high``: the 95 % percentile bootstrap
     interval of each metric's mean over the evaluation's questions
-    (:func:`chunking.tuning.stats.mean_interval`, seeded, so the same scores give the
+    (:func:`chunking.evaluation.stats.mean_interval`, seeded, so the same scores give the
     same interval). NaN where the metric was not computed (no retrieval) or there are
     no questions; a metric with the same score on every question has a zero-width
     interval."""

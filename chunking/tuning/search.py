@@ -12,8 +12,9 @@ no chunk text (and no question) is embedded twice across trials.
 
 :func:`tune` then runs the sampler on the tuning split (:mod:`.holdout`), scores each
 trial's objective per question (:mod:`.objectives`), and computes the statistics of
-:mod:`.stats`: an interval per trial, the front (:mod:`.front`), the winner against the
-runner-up and against a baseline, the detectable difference, the split-half stability,
+:mod:`chunking.evaluation.stats` (shared with Evaluate's interval columns): an interval
+per trial, the front (:mod:`.front`), the winner against the runner-up and against a
+baseline, the detectable difference, the split-half stability,
 and the finalists' scores on the held-out questions.
 
 With a boundary objective (``boundary_f1``, ``boundary_b``; :mod:`.objectives`) a trial
@@ -50,6 +51,15 @@ from ..evaluation.core import (
     technique_chunks,
 )
 from ..evaluation.questions import Question
+from ..evaluation.stats import (
+    Difference,
+    Interval,
+    Stability,
+    detectable_difference,
+    mean_interval,
+    paired_difference,
+    split_half_stability,
+)
 from ..evaluation.techniques import DENSE
 from ..model import Chunk, Progress, report_fraction
 from .front import front_mask
@@ -69,15 +79,6 @@ from .objectives import (
 )
 from .samplers import check_sampler, make_sampler
 from .space import DEFAULT_TOP_K, Point, Space
-from .stats import (
-    Difference,
-    Interval,
-    Stability,
-    detectable_difference,
-    mean_interval,
-    paired_difference,
-    split_half_stability,
-)
 
 if TYPE_CHECKING:
     import pandas as pd

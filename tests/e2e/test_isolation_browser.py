@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from chunking.splitters.semantic.analysis import analysis_sentences
 from chunking.documents.io import read_bytes
+from chunking.splitters.semantic.analysis import analysis_sentences
 from tests.e2e.harness import start_server, stop_server, wait_until_idle
 
 ROOT = Path(__file__).resolve().parents[2]
