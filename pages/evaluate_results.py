@@ -73,9 +73,10 @@ def select_table(table: pd.DataFrame, key: str, shares: Sequence[str] = ()) -> i
     return int(rows[0]) if rows else None
 
 
-def row_configs(result: Digest) -> list[Config]:
-    """The configuration of each results row (the table's rows are the snapshots')."""
-    return [Config.from_json(s.config_json) for s in result.snapshots]
+def row_configs(result: Digest) -> list[Config | None]:
+    """The configuration of each results row (the table's rows are the snapshots'),
+    None for one evaluated without a configuration."""
+    return [Config.from_json(s.config_json) if s.config_json else None for s in result.snapshots]
 
 
 def share_labels(table: pd.DataFrame) -> list[str]:

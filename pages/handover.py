@@ -62,15 +62,15 @@ def document_to_open(documents: Mapping[str, str], key: str) -> tuple[str, str] 
 
 
 def row_actions(
-    configs: Sequence[Config],
+    configs: Sequence[Config | None],
     selected: int | None,
     key: str,
     documents: Mapping[str, str] | None = None,
     compare: bool = True,
 ) -> None:
-    """The "Open in Explore" and "Add to Compare" buttons for the row ``selected`` of a table whose
-    rows are ``configs`` (disabled until a row is selected), handing over a document of
-    ``documents`` (none: the sidebar's stays)."""
+    """The "Open in Explore" and "Add to Compare" buttons for the row ``selected`` of a
+    table whose rows are ``configs`` (disabled until a row with a configuration is
+    selected), handing over a document of ``documents`` (none: the sidebar's stays)."""
     chosen = configs[selected] if selected is not None and 0 <= selected < len(configs) else None
     document = document_to_open(documents, f"{key}.document") if documents else None
     if chosen is None:

@@ -156,7 +156,10 @@ def test_an_embedder_failing_mid_batch_writes_nothing_and_a_rerun_writes_all(
 
 @pytest.fixture
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The app's data folder, and an empty disk embedding cache (the page embeds into it:
+    vectors kept from an earlier run would spare the embedder that fails)."""
     monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     return tmp_path
 
 
