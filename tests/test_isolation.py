@@ -11,6 +11,7 @@ the core (``chunking.run`` / ``chunking.chunk``).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -112,8 +113,14 @@ def test_a_prefix_never_gets_the_longer_texts_chunks(head: str, tail: str, size:
     short, long = _sources(head, head + tail)
     assert short.key != long.key
     for source in (long, short, long):
+        try:
+            expected = chunking.run(source.document.text, config)
+        except ValueError as exc:  # a blank text: the page shows the core's message
+            with pytest.raises(ValueError, match=re.escape(str(exc))):
+                cached.chunks(source, config)
+            continue
         got = cached.chunks(source, config)
-        assert _spans(got) == _spans(chunking.run(source.document.text, config))
+        assert _spans(got) == _spans(expected)
         assert cached.analysis(source, config).count == len(got)
 
 

@@ -282,6 +282,40 @@ def test_bare_incrementing_page_numbers_are_furniture() -> None:
     assert not re.search(r"(?m)^\d$", pdf.text)
 
 
+def test_chapter_headers_that_carry_the_page_number_are_furniture() -> None:
+    # As in a GNU manual: the header names the chapter and ends with the printed page
+    # number (the page's number minus the front matter), so no header repeats on a
+    # quarter of the pages; the number growing with the page gives it away.
+    chapters = ["Chapter 1: Preface", "Chapter 2: Using it", "Chapter 3: Utilities"]
+    pdf = _new()
+    for p in range(1, 9):
+        pdf.add_page()
+        pdf.text(72, 40, f"{chapters[(p - 1) // 3]} {p + 4}")
+        for i in range(3):
+            pdf.text(72, 120 + 14 * i, f"Body line {i} of page {p} about topic {p * 7 + i}.")
+    data = bytes(pdf.output())
+    found = read_pdf(data)
+    headers = sorted((f.page, f.text) for f in found.furniture if f.kind == "header")
+    assert headers == [(p, f"{chapters[(p - 1) // 3]} {p + 4}") for p in range(1, 9)]
+    assert "Chapter" not in found.text
+    assert "Body line 1 of page 5 about topic 36." in found.text
+    kept = read_pdf(data, keep_furniture=True)
+    assert kept.text.count("Chapter 3: Utilities") == 2
+
+
+def test_a_number_at_the_end_of_a_few_top_lines_is_not_enough() -> None:
+    # Body lines that happen to end in a number, without a page-number rhythm, stay.
+    words = ["apples", "rivers", "engines", "stars"]
+    pdf = _new()
+    for n, word in enumerate(words, start=1):
+        pdf.add_page()
+        pdf.text(72, 40, f"Counting {word} gives {n * 11}")
+        pdf.text(72, 120, f"Text of page {n} about topic {n * 5}.")
+    found = read_pdf(bytes(pdf.output()))
+    assert found.furniture == ()
+    assert "Counting rivers gives 22" in found.text
+
+
 def test_a_single_page_has_no_furniture() -> None:
     pdf = read_pdf(pages_pdf([["Title of the page", "Some text", "Page 1"]]))
     assert pdf.furniture == ()

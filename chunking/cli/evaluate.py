@@ -68,6 +68,8 @@ from .options import (
     confirm,
     embed_model_from_args,
     endpoint_embedder,
+    follow_model_unit,
+    follow_model_units,
     output,
     parse_param,
     show_embedding_cost,
@@ -120,7 +122,8 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
         "--unit",
         nargs="+",
         choices=("chars", "words", "tokens", "model"),
-        help="model: the bundled embedding model's word pieces",
+        help="model: the chosen model's own tokens (its tokenizer.json, an endpoint's "
+        "tokenizer; the bundled all-MiniLM-L6-v2's word pieces otherwise)",
     )
     grid.add_argument("--threshold", nargs="+", type=float, metavar="X", help="semantic only")
     grid.add_argument(
@@ -400,6 +403,14 @@ def _embedder(name: str, args: argparse.Namespace | None = None, source: Source 
     return embedder
 
 
+def grid_for_model(grid: Grid, model: str) -> Grid:
+    """``grid`` with its ``model`` unit counting ``model``'s own tokens (the configurations
+    then say what they count); unchanged for ``none`` or without that unit."""
+    if model.lower() == NO_MODEL or "model" not in grid.units:
+        return grid
+    return Grid.from_dict({**grid.to_dict(), "unit": follow_model_units(grid.units, model)})
+
+
 def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """The ``evaluate`` handler: load, sweep (per model) or compare techniques, print."""
     out = out or sys.stdout
@@ -430,8 +441,9 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 evaluate_given(source.dataset, embedder, settings, progress, technique, llm)
             )
         else:
+            cut = grid_for_model(grid, name)
             results.append(
-                sweep(documents, questions, grid, embedder, settings, progress, technique, llm)
+                sweep(documents, questions, cut, embedder, settings, progress, technique, llm)
             )
     if show and sys.stderr.isatty():
         sys.stderr.write("\n")
@@ -492,10 +504,13 @@ def _run_techniques(
         raise ValueError("--techniques takes one --model")
     show = not args.quiet  # a redrawn line on a terminal, else a line per stage
     embedder = _embedder(models[0], args, source)
+    config = configs[0]
+    if config is not None and models[0].lower() != NO_MODEL:
+        config = follow_model_unit(config, models[0])
     runs = compare_techniques(
         source.documents,
         source.questions,
-        configs[0],
+        config,
         embedder,
         settings,
         terminal_progress("evaluate", sys.stderr, enabled=show),

@@ -243,7 +243,40 @@ def prepare(args: argparse.Namespace) -> tuple[Config, Document]:
             f"(suggested for this {advice.kind} document)\n{PROG}: why: {advice.reason}",
             file=sys.stderr,
         )
-    return config, document
+    return follow_model_unit(config, strategy_model(config)), document
+
+
+def strategy_model(config: Config) -> str | None:
+    """The embedding model a configuration's strategy names (None: it embeds nothing)."""
+    return config.params.get("model") if "model" in config.spec.param_names else None
+
+
+def follow_model_unit(config: Config, model: str | None) -> Config:
+    """``config`` with its ``model`` unit counting ``model``'s own tokens
+    (:func:`chunking.embedding.unit.follow_model`): the configuration then says what
+    it counts. A model whose tokens cannot be counted here keeps the bundled word
+    pieces, with one warning line on stderr."""
+    if model is None or config.params.get("unit") != "model":
+        return config
+    from ..embedding.unit import follow_model
+
+    config, resolved = follow_model(config, model)
+    if resolved is not None and resolved.warning:
+        print(f"{PROG}: warning: {resolved.warning}", file=sys.stderr)
+    return config
+
+
+def follow_model_units(units: Any, model: str | None) -> list[str]:
+    """``units`` (a sweep's or search's unit axis) with ``model`` resolved for ``model``,
+    warning on stderr as :func:`follow_model_unit` does."""
+    if model is None or not units or "model" not in units:
+        return list(units or [])
+    from ..embedding.unit import model_unit, resolve_units
+
+    warning = model_unit(model).warning
+    if warning:
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
+    return resolve_units(list(units), model)
 
 
 def note_encoding(document: Document) -> None:

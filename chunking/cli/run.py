@@ -34,9 +34,11 @@ from .options import (
     chosen_config,
     embed_model_from_args,
     endpoint_embedder,
+    follow_model_unit,
     max_bytes,
     overrides,
     show_embedding_cost,
+    strategy_model,
     strategy_options,
 )
 
@@ -135,6 +137,7 @@ def run_command(args: argparse.Namespace) -> int:
     embed_model = None
     if args.embed:
         embed_model = model[1] if model is not None else DEFAULT_MODEL
+    config = follow_model_unit(config, strategy_model(config) or embed_model)
     if endpoint is not None:
         from ..embedding.endpoint import estimate_bytes_cost
 

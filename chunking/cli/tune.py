@@ -48,7 +48,17 @@ from ..tuning.search import TuneOptions, TuneResult, plan, tune
 from ..tuning.space import Space, load_space
 from ..units import DEFAULT_MODEL
 from .evaluate import NO_MODEL, Source, add_source_arguments, load_source
-from .options import load_config, output, parse_param, terminal_progress
+from .options import (
+    add_embed_arguments,
+    embed_model_from_args,
+    endpoint_embedder,
+    follow_model_units,
+    load_config,
+    output,
+    parse_param,
+    show_embedding_cost,
+    terminal_progress,
+)
 
 #: The flags that declare the space by lists.
 LIST_FLAGS = (
@@ -145,10 +155,11 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     parser.add_argument(
         "--model",
         metavar="NAME",
-        default=DEFAULT_MODEL,
         help="embedding model (default the bundled all-MiniLM-L6-v2; minilm-static is fast; "
-        "'none' with --retriever bm25 or --objective precision_omega)",
+        "'none' with --retriever bm25 or --objective precision_omega); or an endpoint with "
+        "--embed-url",
     )
+    add_embed_arguments(parser)
     parser.add_argument("--dry-run", action="store_true", help="count and estimate, run nothing")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument(
@@ -209,19 +220,39 @@ def _source(args: argparse.Namespace) -> Source:
     return Source(documents, questions, None, None)
 
 
-def build_space(args: argparse.Namespace) -> Space:
-    """The space of ``--space`` or of the list flags (not both)."""
+def chosen_model(args: argparse.Namespace) -> str:
+    """The model searched with: ``--model``, or the endpoint of ``--embed-url`` (not
+    both), else the bundled model."""
+    endpoint = embed_model_from_args(args)
+    if endpoint is not None:
+        if args.model is not None:
+            raise ValueError("--model and --embed-url both name the embedding model; give one")
+        return endpoint
+    return args.model or DEFAULT_MODEL
+
+
+def build_space(args: argparse.Namespace, model: str | None = None) -> Space:
+    """The space of ``--space`` or of the list flags (not both); a ``model`` unit counts
+    ``model``'s own tokens (:func:`~chunking.cli.options.follow_model_units`)."""
     given = [f for f in LIST_FLAGS if getattr(args, f) is not None]
     if args.space:
         flags = [("--return" if f == "returned" else f"--{f}") for f in given]
         flags += ["--param"] * bool(args.param) + ["--top-k"] * bool(args.top_k)
         if flags:
             raise ValueError(f"give either --space or the list flags, not both (drop {flags[0]})")
-        return load_space(args.space)
+        space = load_space(args.space)
+        units = space.axes.get("unit", ())
+        if "model" in units and model is not None and model.lower() != NO_MODEL:
+            data = space.to_dict()
+            data["unit"] = follow_model_units(units, model)
+            return Space.from_dict(data)
+        return space
     data: dict[str, Any] = {"strategy": args.strategy or ["recursive"]}
     for name in ("size", "overlap", "unit", "retriever", "embedding", "context"):
         if getattr(args, name):
             data[name] = getattr(args, name)
+    if data.get("unit") and model is not None and model.lower() != NO_MODEL:
+        data["unit"] = follow_model_units(data["unit"], model)
     if args.returned:
         data["return"] = args.returned
     if args.top_k:
@@ -231,12 +262,27 @@ def build_space(args: argparse.Namespace) -> Space:
     return Space.from_dict(data)
 
 
-def _embedder(name: str):  # -> Embedder | None
+def _embedder(name: str, args: argparse.Namespace, source: Source):  # -> Embedder | None
+    """The model ``name`` loaded (None for ``none``); an endpoint's cost is shown first."""
     if name.lower() == NO_MODEL:
         return None
+    from ..embedding.endpoint import EndpointEmbedder, estimate_documents_cost, is_endpoint
     from ..embedding.models import get_embedder
 
-    return get_embedder(name)
+    if not is_endpoint(name):
+        return get_embedder(name)
+    embedder = endpoint_embedder(args, name)
+    if isinstance(embedder, EndpointEmbedder):
+        show_embedding_cost(
+            estimate_documents_cost(
+                embedder,
+                list(source.documents.values()),
+                copies=args.trials or 1,
+                questions=[q.text for q in source.questions],
+                price=args.embed_price,
+            )
+        )
+    return embedder
 
 
 def _model_name(name: str) -> str | None:
@@ -253,8 +299,9 @@ def _model_name(name: str) -> str | None:
 def run_tune(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """The ``tune`` handler: load, plan, search, print and write."""
     out = out or sys.stdout
-    space = build_space(args)
     boundary = is_boundary(args.objective)
+    model_name = chosen_model(args)
+    space = build_space(args, None if boundary else model_name)
     tolerance, tolerance_unit = parse_tolerance(args.tolerance)
     gold: dict[str, tuple[int, ...]] | None = None
     if boundary:
@@ -275,12 +322,13 @@ def run_tune(args: argparse.Namespace, out: TextIO | None = None) -> int:
     baseline: Config | None = load_config(args.baseline) if args.baseline else None
     if args.dry_run:
         tuning, held_out = split_questions(source.questions, options.holdout, options.seed)
-        model = None if boundary else _model_name(args.model)
+        model = None if boundary else _model_name(model_name)
         the_plan = plan(source.documents, tuning, space, options, model)
         _write_plan(the_plan.to_dict(), the_plan.describe(), tuning, held_out, args.format, out)
         return 0
     show = not args.quiet and sys.stderr.isatty()
-    embedder = None if boundary else _embedder(args.model)  # no model for chunk starts
+    # no model for chunk starts
+    embedder = None if boundary else _embedder(model_name, args, source)
     result = tune(
         source.documents,
         source.questions,

@@ -73,6 +73,9 @@ _NUMBER = re.compile(
     r"[-\u2013\u2014(\[\s]*(?:page\s*)?(\d{1,5})(?:\s*(?:/|of)\s*\d+)?[-\u2013\u2014)\]\s]*",
     re.IGNORECASE,
 )
+#: A number at either end of an edge row: a chapter's running header that carries the
+#: page number ("Chapter 3: Utilities 7", "12 Introduction").
+_END_NUMBER = re.compile(r"(?:(\d{1,5})\s+\S.*)|(?:.*\S\s+(\d{1,5}))")
 
 
 class PdfError(ValueError):
@@ -669,8 +672,9 @@ def _find_furniture(pages: list[_Page]) -> dict[int, dict[int, str]]:
 
     An edge row is furniture when its text, digits as ``#``, is at the same edge of at
     least a quarter of the pages with text (and two), or when it is a page number that
-    grows with the page on two pages or more. The second row from an edge counts only
-    under a first row that is furniture.
+    grows with the page on two pages or more — alone on its row, or at either end of a
+    row whose words change with the chapter ("Chapter 3: Utilities 7"). The second row
+    from an edge counts only under a first row that is furniture.
     """
     keyed: list[tuple[_Page, str, int, list[int], str]] = []
     counts: Counter[tuple[str, int, str]] = Counter()
@@ -684,9 +688,9 @@ def _find_furniture(pages: list[_Page]) -> dict[int, dict[int, str]]:
             if key not in seen:
                 seen.add(key)
                 counts[key] += 1
-            number = _NUMBER.fullmatch(text)
-            if number:
-                offsets[int(number.group(1)) - page.number] += 1
+            number = _page_number(text)
+            if number is not None:
+                offsets[number - page.number] += 1
     with_text = sum(1 for p in pages if p.runs)
     needed = max(2, math.ceil(0.25 * with_text))
     found: dict[int, dict[int, str]] = {}
@@ -694,10 +698,11 @@ def _find_furniture(pages: list[_Page]) -> dict[int, dict[int, str]]:
     for page, edge, depth, row, text in sorted(keyed, key=lambda k: k[2]):
         if depth and (page.number, edge) not in first:
             continue
-        number = _NUMBER.fullmatch(text)
-        counting = number is not None and offsets[int(number.group(1)) - page.number] >= 2
+        number = _page_number(text)
+        counting = number is not None and offsets[number - page.number] >= 2
         if counts[(edge, depth, _DIGITS.sub("#", text.lower()))] >= needed or counting:
-            kind = "page number" if number else ("header" if edge == "top" else "footer")
+            alone = _NUMBER.fullmatch(text) is not None
+            kind = "page number" if alone else ("header" if edge == "top" else "footer")
             for i in row:
                 found.setdefault(page.number, {})[i] = kind
             first.add((page.number, edge))
@@ -705,6 +710,18 @@ def _find_furniture(pages: list[_Page]) -> dict[int, dict[int, str]]:
 
 
 # ------------------------------------------------------------------------- assembly
+
+
+def _page_number(text: str) -> int | None:
+    """The number an edge row may carry as the page's number: the row itself ("7",
+    "Page 7 of 9"), or a number at one of its ends ("Chapter 3: Utilities 7")."""
+    alone = _NUMBER.fullmatch(text)
+    if alone:
+        return int(alone.group(1))
+    end = _END_NUMBER.fullmatch(text)
+    if end:
+        return int(end.group(1) or end.group(2))
+    return None
 
 
 def _assemble(

@@ -183,8 +183,9 @@ class Grid:
     def _units(self, spec: Strategy) -> list[str | None]:
         if not self.units or "unit" not in spec.param_names:
             return [None]
-        choices = spec.param("unit").choices or ()
-        usable = [u for u in self.units if u in choices]
+        param = spec.param("unit")
+        choices = param.choices or ()
+        usable = [u for u in self.units if u in choices or param.matches_pattern(u)]
         return list(usable) if usable else [None]
 
 

@@ -197,8 +197,9 @@ class Space:
         if "overlap" in self.axes and "overlap" in names:
             out["overlap"] = self.axes["overlap"]
         if "unit" in self.axes and "unit" in names:
-            choices = spec.param("unit").choices or ()
-            usable = tuple(u for u in self.axes["unit"] if u in choices)
+            param = spec.param("unit")
+            choices = param.choices or ()
+            usable = tuple(u for u in self.axes["unit"] if u in choices or param.matches_pattern(u))
             if usable:
                 out["unit"] = usable
         if "threshold" in self.axes and "threshold" in names:
