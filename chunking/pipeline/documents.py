@@ -67,6 +67,33 @@ class Outcome:
         """The document's line in ``errors.jsonl``."""
         return {"path": self.path, "doc_id": self.doc_id, "reason": self.error}
 
+    def log_line(self) -> str:
+        """The outcome as one JSON line of a worker's log, its rows left out: what the
+        driver of a distributed run (Ray, Spark) counts and reports (:meth:`from_log`)."""
+        entry = {
+            "path": self.path,
+            "doc_id": self.doc_id,
+            "bytes": self.bytes,
+            "chunks": 0 if self.skipped else self.chunks,
+            "skipped": self.skipped,
+            "error": self.error,
+            "seconds": self.seconds,
+        }
+        return json.dumps(entry, ensure_ascii=False)
+
+    @staticmethod
+    def from_log(entry: dict[str, Any]) -> tuple[Outcome, int]:
+        """The outcome a :meth:`log_line` (parsed) describes, and its chunk count."""
+        outcome = Outcome(
+            entry["path"],
+            entry["doc_id"],
+            entry["bytes"],
+            error=entry["error"],
+            seconds=entry["seconds"],
+            skipped=entry["skipped"],
+        )
+        return outcome, int(entry["chunks"])
+
 
 @dataclass(frozen=True)
 class Job:

@@ -212,21 +212,7 @@ def _log(log_dir: Path, outcomes: list[Outcome]) -> None:
     """What became of each document, for the driver's counts and ``errors.jsonl``."""
     if not outcomes:
         return
-    lines = [
-        json.dumps(
-            {
-                "path": o.path,
-                "doc_id": o.doc_id,
-                "bytes": o.bytes,
-                "chunks": 0 if o.skipped else o.chunks,
-                "skipped": o.skipped,
-                "error": o.error,
-                "seconds": o.seconds,
-            },
-            ensure_ascii=False,
-        )
-        for o in outcomes
-    ]
+    lines = [o.log_line() for o in outcomes]
     (log_dir / f"{uuid.uuid4().hex}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
@@ -237,19 +223,12 @@ def _tally(log_dir: Path, output: RunOutput, progress: Progress) -> dict[str, fl
     try:
         for path in sorted(log_dir.glob("*.jsonl")):
             for line in path.read_text(encoding="utf-8").splitlines():
-                entry = json.loads(line)
-                outcome = Outcome(
-                    entry["path"],
-                    entry["doc_id"],
-                    entry["bytes"],
-                    error=entry["error"],
-                    skipped=entry["skipped"],
-                )
+                outcome, chunks = Outcome.from_log(json.loads(line))
                 if outcome.error is not None:
                     errors.add(outcome.error_record())
                 progress.advance(outcome)
-                progress.chunks += entry["chunks"]
-                seconds += entry["seconds"]
+                progress.chunks += chunks
+                seconds += outcome.seconds
     finally:
         errors.close()
     return {"chunk_seconds": seconds}

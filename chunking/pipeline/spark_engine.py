@@ -515,21 +515,7 @@ def _log(log_dir: Path, outcomes: list[Outcome], embed_seconds: float) -> None:
 
     context = TaskContext.get()
     partition = context.partitionId() if context is not None else os.getpid()
-    lines = [
-        json.dumps(
-            {
-                "path": o.path,
-                "doc_id": o.doc_id,
-                "bytes": o.bytes,
-                "chunks": 0 if o.skipped else o.chunks,
-                "skipped": o.skipped,
-                "error": o.error,
-                "seconds": o.seconds,
-            },
-            ensure_ascii=False,
-        )
-        for o in outcomes
-    ]
+    lines = [o.log_line() for o in outcomes]
     lines.append(json.dumps({"embed_seconds": embed_seconds}))
     path = log_dir / f"partition-{partition:05d}.jsonl"
     temporary = log_dir / f".partition-{partition:05d}-{os.getpid()}.tmp"
@@ -563,16 +549,10 @@ def _tally(
             if "embed_seconds" in entry:
                 embed_seconds += entry["embed_seconds"]
                 continue
-            outcome = Outcome(
-                entry["path"],
-                entry["doc_id"],
-                entry["bytes"],
-                error=entry["error"],
-                skipped=entry["skipped"],
-            )
+            outcome, chunks = Outcome.from_log(entry)
             if outcome.error is not None:
                 error(outcome.error_record())
             progress.advance(outcome)
-            progress.chunks += entry["chunks"]
-            seconds += entry["seconds"]
+            progress.chunks += chunks
+            seconds += outcome.seconds
     return {"chunk_seconds": seconds, "embed_seconds": embed_seconds}
