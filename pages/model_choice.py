@@ -92,7 +92,26 @@ def model_select(key: str, label: str = "Model") -> str:
     )
     endpoint_box(key)
     build_offer(str(chosen or app_model()), key)
+    model_unit_caption(str(chosen or app_model()))
     return str(chosen or app_model())
+
+
+def model_unit_caption(model: str) -> None:
+    """Whose tokens the chosen model reads, and how many (its window), in one caption;
+    a model whose tokens cannot be counted here says so."""
+    from chunking.embedding.unit import model_unit
+
+    try:
+        resolved = model_unit(model)
+    except ValueError as exc:
+        st.error(str(exc))
+        return
+    warning = resolved.warning
+    st.caption(
+        f"{warning[0].upper()}{warning[1:]}."
+        if warning
+        else f"Reads up to {resolved.window:,} {resolved.counts}."
+    )
 
 
 # ------------------------------------------------------------------ derived models

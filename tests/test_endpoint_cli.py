@@ -199,3 +199,59 @@ def test_faults_end_in_one_line_and_leave_nothing_half_written(
     code, stdout, err = cli(capsys, *run, *flags(server), *sinks)
     assert code == 0, err
     assert "1 documents chunked" in stdout or "1 document" in stdout
+
+
+def test_tune_searches_with_the_endpoint_counting_its_own_tokens(
+    server: Server, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = [
+        "tune",
+        "--dataset",
+        chroma_eval_dir(),
+        "--corpus-id",
+        "chatlogs",
+        "--strategy",
+        "recursive",
+        "--size",
+        "100",
+        "200",
+        "--unit",
+        "model",
+        "--sampler",
+        "grid",
+        "--holdout",
+        "0",
+        *flags(server),
+        "--embed-tokenizer",
+        "cl100k",
+        "--embed-window",
+        "500",
+        "--format",
+        "json",
+    ]
+    code, out, err = cli(capsys, *args)
+    assert code == 0, err
+    result = json.loads(out)
+    assert "embedding cost:" in err and "a server on this machine" in err
+    trials = result["trials"]
+    assert len(trials) == 2
+    # the model unit counts the endpoint's tokenizer (cl100k), and the trials say so
+    assert {t["config"]["params"]["unit"] for t in trials} == {"tokens"}, trials[0]
+    assert KEY not in out and KEY not in err
+    sent = server.requests()
+    assert sent > 0
+    new_process(monkeypatch)
+    code, again, err = cli(capsys, *args)
+    assert code == 0, err
+    assert server.requests() == sent, "the second search sent requests"
+    assert [t["config"] for t in json.loads(again)["trials"]] == [t["config"] for t in trials]
+
+
+def test_tune_takes_one_model(server: Server, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = cli(
+        capsys, "tune", "--dataset", chroma_eval_dir(), "--model", "minilm", *flags(server)
+    )
+    assert code == 2 and out == ""
+    assert err.strip() == (
+        "chunk-explorer: error: --model and --embed-url both name the embedding model; give one"
+    )

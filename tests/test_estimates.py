@@ -9,6 +9,7 @@ compared with another.
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
 import pytest
@@ -148,10 +149,16 @@ def test_a_fake_model_is_not_timed(timings: Path) -> None:
     assert estimate_embedding_seconds("hash", 1000) == 0.0
 
 
-def test_a_loaded_model_costs_nothing_to_load_and_cached_texts_nothing_to_embed() -> None:
+def test_a_loaded_model_costs_nothing_to_load_and_cached_texts_nothing_to_embed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Real models keep their vectors on disk: start from an empty disk cache, and texts
+    # no earlier run can have embedded.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     embedder = get_embedder("minilm-static")  # quick, real
     assert estimate_load_seconds("minilm-static") == 0.0
-    texts = [f"A sentence about the number {i}." for i in range(20)]
+    run = uuid.uuid4().hex
+    texts = [f"A sentence about the number {i} ({run})." for i in range(20)]
     before = estimate_embedding_seconds("minilm-static", texts)
     assert before > 0
     embedder.embed(texts[:10])

@@ -104,7 +104,9 @@ def test_a_configuration_resolved_for_a_folder_says_what_it_counts(cased_folder:
     config = Config.create("recursive", size=40, overlap=0, unit="model")
     resolved, how = follow_model(config, str(cased_folder))
     assert how is not None
-    assert resolved.params["unit"] == how.unit == Config.from_json(resolved.to_json()).params["unit"]
+    assert (
+        resolved.params["unit"] == how.unit == Config.from_json(resolved.to_json()).params["unit"]
+    )
     chunks = run(TEXT * 4, resolved)
     assert max(c.size for c in chunks) <= 40
     assert [c.size for c in chunks] == [own_count(cased_folder, c.text) for c in chunks]
@@ -141,10 +143,8 @@ def test_stats_of_the_semantic_strategy_count_the_folders_tokenizer(
 ) -> None:
     doc = tmp_path / "doc.md"
     doc.write_text(TEXT * 3 + "\n\nTea Is Brewed In A Kettle. Cups Hold The Tea. " * 4)
-    code = main(
-        ["stats", str(doc), "--strategy", "semantic", "--model", str(cased_folder)]
-        + ["--unit", "model", "--format", "json"]
-    )
+    given = ["--strategy", "semantic", "--model", str(cased_folder), "--unit", "model"]
+    code = main(["stats", str(doc), *given, "--format", "json"])
     out, err = capsys.readouterr()
     assert code == 0, err
     report = json.loads(out)

@@ -1,6 +1,7 @@
 """The recommendation parses its sample's Markdown once per call (three detectors ask
 for the text without its fenced code), with exactly the results of parsing it each
-time, and a changed text is parsed anew."""
+time, and a changed text is parsed anew. Apart from that shared parse, only the
+merge-small check cuts the start of the text (at most ``MERGE_CHECK_CHARS``), once."""
 
 from __future__ import annotations
 
@@ -33,12 +34,43 @@ TEXTS = _texts()
 
 
 def _parses(text: str, filename: str) -> int:
-    """How many times markdown-it parses during one recommendation of ``text``."""
-    with mock.patch.object(
-        MarkdownIt, "parse", autospec=True, side_effect=MarkdownIt.parse
-    ) as parse:
+    """How many times markdown-it parses during one recommendation of ``text``, leaving
+    out the merge-small check's own cut of the text's start (:func:`_counted_parses`)."""
+    return _counted_parses(text, filename)[0]
+
+
+def _counted_parses(text: str, filename: str) -> tuple[int, list[int]]:
+    """Parses outside the merge-small check, and the lengths it parsed inside it."""
+    checking: list[bool] = []
+    outside: list[int] = []
+    inside: list[int] = []
+    merging = rec._merging_small_sections
+    parse = MarkdownIt.parse
+
+    def check(text: str, config: object) -> object:
+        checking.append(True)
+        try:
+            return merging(text, config)  # type: ignore[arg-type]
+        finally:
+            checking.pop()
+
+    def counted(self: MarkdownIt, src: str, env: object = None) -> object:
+        (inside if checking else outside).append(len(src))
+        return parse(self, src, env)  # type: ignore[arg-type]
+
+    with (
+        mock.patch.object(rec, "_merging_small_sections", side_effect=check),
+        mock.patch.object(MarkdownIt, "parse", autospec=True, side_effect=counted),
+    ):
         rec.recommend(text, filename)
-    return parse.call_count
+    return len(outside), inside
+
+
+def test_the_merge_small_check_cuts_only_the_start_once() -> None:
+    text, filename = TEXTS["fenced.md"]
+    _, inside = _counted_parses(text * 40, filename)  # longer than the check reads
+    assert len(text * 40) > rec.MERGE_CHECK_CHARS
+    assert inside == [rec.MERGE_CHECK_CHARS]
 
 
 @pytest.mark.parametrize("name", ["fenced.md", "technical_guide.md", "product_page.html"])

@@ -154,10 +154,11 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     )
     parser.add_argument(
         "--model",
+        nargs="+",
         metavar="NAME",
         help="embedding model (default the bundled all-MiniLM-L6-v2; minilm-static is fast; "
         "'none' with --retriever bm25 or --objective precision_omega); or an endpoint with "
-        "--embed-url",
+        "--embed-url; several names search over them (the space's model axis)",
     )
     add_embed_arguments(parser)
     parser.add_argument("--dry-run", action="store_true", help="count and estimate, run nothing")
@@ -228,7 +229,30 @@ def chosen_model(args: argparse.Namespace) -> str:
         if args.model is not None:
             raise ValueError("--model and --embed-url both name the embedding model; give one")
         return endpoint
-    return args.model or DEFAULT_MODEL
+    return args.model[0] if args.model else DEFAULT_MODEL
+
+
+def _with_models(data: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """The space's ``model`` axis: ``--model`` with several names (or the space's own,
+    not both); a ``model`` unit needs one model (it counts that model's tokens)."""
+    if args.model and len(args.model) > 1:
+        if "model" in data:
+            raise ValueError('give the models searched in --space ("model") or --model, not both')
+        data = {**data, "model": list(args.model)}
+    elif args.model and "model" in data:
+        raise ValueError('give the models searched in --space ("model") or --model, not both')
+    models = data.get("model")
+    units = data.get("unit") or ()
+    if models is not None and "model" in units:
+        if isinstance(models, list) and len(models) > 1:
+            raise ValueError(
+                "the unit 'model' counts one model's tokens; with several models searched "
+                "give tokens, words or chars"
+            )
+        name = models[0] if isinstance(models, list) else str(models)
+        if name.lower() != NO_MODEL:
+            data = {**data, "unit": follow_model_units(units, name)}
+    return data
 
 
 def build_space(args: argparse.Namespace, model: str | None = None) -> Space:
@@ -241,17 +265,20 @@ def build_space(args: argparse.Namespace, model: str | None = None) -> Space:
         if flags:
             raise ValueError(f"give either --space or the list flags, not both (drop {flags[0]})")
         space = load_space(args.space)
+        declared = space.to_dict()
+        if (args.model and len(args.model) > 1) or "model" in declared:
+            return Space.from_dict(_with_models(declared, args))
         units = space.axes.get("unit", ())
         if "model" in units and model is not None and model.lower() != NO_MODEL:
-            data = space.to_dict()
-            data["unit"] = follow_model_units(units, model)
-            return Space.from_dict(data)
+            return Space.from_dict({**space.to_dict(), "unit": follow_model_units(units, model)})
         return space
     data: dict[str, Any] = {"strategy": args.strategy or ["recursive"]}
     for name in ("size", "overlap", "unit", "retriever", "embedding", "context"):
         if getattr(args, name):
             data[name] = getattr(args, name)
-    if data.get("unit") and model is not None and model.lower() != NO_MODEL:
+    if args.model and len(args.model) > 1:
+        data = _with_models(data, args)
+    elif data.get("unit") and model is not None and model.lower() != NO_MODEL:
         data["unit"] = follow_model_units(data["unit"], model)
     if args.returned:
         data["return"] = args.returned
@@ -320,15 +347,16 @@ def run_tune(args: argparse.Namespace, out: TextIO | None = None) -> int:
         tolerance_unit=tolerance_unit,
     )
     baseline: Config | None = load_config(args.baseline) if args.baseline else None
+    models = space.retrieval.get("model")  # a model axis: each point carries its model
     if args.dry_run:
         tuning, held_out = split_questions(source.questions, options.holdout, options.seed)
-        model = None if boundary else _model_name(model_name)
+        model = None if boundary or models else _model_name(model_name)
         the_plan = plan(source.documents, tuning, space, options, model)
         _write_plan(the_plan.to_dict(), the_plan.describe(), tuning, held_out, args.format, out)
         return 0
     show = not args.quiet and sys.stderr.isatty()
     # no model for chunk starts
-    embedder = None if boundary else _embedder(model_name, args, source)
+    embedder = None if boundary or models else _embedder(model_name, args, source)
     result = tune(
         source.documents,
         source.questions,
@@ -338,6 +366,7 @@ def run_tune(args: argparse.Namespace, out: TextIO | None = None) -> int:
         baseline,
         terminal_progress("tune", sys.stderr, enabled=show),
         gold=gold,
+        load_model=lambda name: _embedder(name, args, source),
     )
     if show:
         sys.stderr.write("\n")

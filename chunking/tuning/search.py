@@ -8,7 +8,11 @@ chunk offsets are identical on every document (with the same retrieval) share on
 dry run is the plan: "N on paper, M to run" and the estimated time.
 
 Every trial goes through the same embedder, whose cache keeps each vector it computed:
-no chunk text (and no question) is embedded twice across trials.
+no chunk text (and no question) is embedded twice across trials. With a ``model`` axis
+(:mod:`.space`) each point carries its model: each model is loaded once, when a trial
+first needs it, and keeps its own cache (no text embedded twice per model); the model
+is part of a point's signature (two models on the same chunks are two trials), of its
+label when the axis has more than one value, and of its ``config`` in the JSON.
 
 :func:`tune` then runs the sampler on the tuning split (:mod:`.holdout`), scores each
 trial's objective per question (:mod:`.objectives`), and computes the statistics of
@@ -78,7 +82,7 @@ from .objectives import (
     trial_costs,
 )
 from .samplers import check_sampler, make_sampler
-from .space import DEFAULT_TOP_K, Point, Space
+from .space import DEFAULT_TOP_K, MODEL_AXIS, Point, Space
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -94,6 +98,19 @@ NO_INTERVALS = (
     "it is not a mean over questions, so there is nothing to resample: no interval, "
     "difference, p-value, detectable difference or stability is computed"
 )
+
+
+#: Loads an embedding model by name (None for ``none``: no model, bm25 only).
+ModelLoader = Callable[[str], "Embedder | None"]
+
+
+def load_embedder(name: str) -> Embedder | None:
+    """The default :data:`ModelLoader`: the named model, once per process."""
+    if name.lower() == "none":
+        return None
+    from ..embedding.models import get_embedder
+
+    return get_embedder(name)
 
 
 def default_baseline() -> Config:
@@ -208,15 +225,21 @@ def _labels(space: Space) -> Callable[[Point], str]:
             parts.append(point.technique.name)
         if "top_k" in varying:
             parts.append(f"top {point.top_k}")
+        if MODEL_AXIS in varying and point.model is not None:
+            parts.append(point.model)
         return " · ".join(parts)
 
     return label
 
 
 def _signature(point: Point, chunks: Mapping[str, Sequence[Chunk]]) -> str:
-    """What decides a trial's scores: every document's chunk offsets, the technique, k."""
+    """What decides a trial's scores: every document's chunk offsets, the technique, k
+    and (on a model axis) the model."""
     assert point.technique is not None
-    digest = hashlib.sha1(f"{point.technique.name}|{point.top_k}".encode())
+    head = f"{point.technique.name}|{point.top_k}"
+    if point.model is not None:
+        head += f"|{point.model}"
+    digest = hashlib.sha1(head.encode())
     for corpus_id in sorted(chunks):
         offsets = np.array([(c.start, c.end) for c in chunks[corpus_id]], dtype=np.int64)
         digest.update(corpus_id.encode("utf-8", "surrogatepass") + b"\0" + offsets.tobytes())
@@ -293,14 +316,20 @@ def _estimate(
     cuts: Mapping[str, Mapping[str, tuple[Chunk, ...]]],
     model: str | None,
 ) -> float:
-    """Seconds to embed every distinct text of the distinct points and the questions."""
-    if model is None:
-        return 0.0
-    from ..embedding.models import estimate_wait
-
-    texts: dict[str, None] = dict.fromkeys(q.text for q in questions)
+    """Seconds to embed every distinct text of the distinct points and the questions,
+    per model (a point's own model on a model axis, else ``model``)."""
+    per_model: dict[str, dict[str, None]] = {}
     for candidate in candidates:
         technique = candidate.point.technique
+        name = candidate.point.model or model
+        if name is None or name.lower() == "none":
+            continue  # no model: nothing is embedded (nor imported)
+        from ..embedding.models import canonical_model_name
+
+        name = canonical_model_name(name)
+        if name not in per_model:
+            per_model[name] = dict.fromkeys(q.text for q in questions)
+        texts = per_model[name]
         if candidate.duplicate_of is not None or not technique.uses_vectors:
             continue
         for i, chunks in cuts[candidate.point.config.to_json()].items():
@@ -309,7 +338,11 @@ def _estimate(
                 continue
             cut = technique_chunks(documents[i], chunks, i, technique)
             texts.update(dict.fromkeys(searched_texts(cut, technique)))
-    return estimate_wait(model, list(texts)).seconds
+    if not per_model:
+        return 0.0
+    from ..embedding.models import estimate_wait
+
+    return sum(estimate_wait(name, list(texts)).seconds for name, texts in per_model.items())
 
 
 # --------------------------------------------------------------------------- trials
@@ -342,7 +375,7 @@ class Trial:
         technique = self.point.technique or DENSE
         return {
             "label": self.label,
-            "config": self.config.to_dict(),
+            "config": _config_dict(self.config, self.point.model),
             "technique": technique.name,
             "top_k": self.point.top_k,
             "quality": self.interval.mean,
@@ -355,6 +388,15 @@ class Trial:
         }
 
 
+def _config_dict(config: Config, model: str | None) -> dict[str, Any]:
+    """A trial's ``config`` in the JSON: with its ``model`` on a model axis (which
+    :meth:`Config.from_dict` ignores when it reads the configuration back)."""
+    data = config.to_dict()
+    if model is not None:
+        data["model"] = model
+    return data
+
+
 @dataclass(frozen=True)
 class Finalist:
     """The winner, the runner-up or the baseline: tuning and held-out intervals."""
@@ -365,11 +407,13 @@ class Finalist:
     held_out: Interval | None
     tuning_scores: np.ndarray = field(repr=False)
     held_out_scores: np.ndarray | None = field(default=None, repr=False)
+    #: Its embedding model on a model axis (None: the search's one model).
+    model: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "label": self.label,
-            "config": self.config.to_dict(),
+            "config": _config_dict(self.config, self.model),
             **self.tuning.to_dict(),
             "held_out": self.held_out.to_dict() if self.held_out is not None else None,
         }
@@ -461,6 +505,8 @@ class TuneResult:
         for t in self.trials:
             row = t.to_dict(self.options.cost)
             row["config"] = t.config.to_json()
+            if t.point.model is not None:
+                row["model"] = t.point.model
             costs = row.pop("costs")
             row.update({f"cost_{k}": v for k, v in costs.items()})
             row["number"] = t.number
@@ -506,7 +552,9 @@ class TuneResult:
 
 
 class _Runner:
-    """Evaluates points on one question set with one embedder, timing each."""
+    """Evaluates points on one question set, timing each: with ``embedder``, or on a
+    model axis with each point's model, loaded by ``load_model`` once per model when a
+    trial first needs it (its cache then serves every later trial of that model)."""
 
     def __init__(
         self,
@@ -515,10 +563,22 @@ class _Runner:
         options: TuneOptions,
         cuts: Mapping[str, Mapping[str, tuple[Chunk, ...]]],
         counter: TokenCounter,
+        load_model: ModelLoader | None = None,
     ) -> None:
         self.documents, self.embedder, self.options = documents, embedder, options
         self.cuts, self.counter = cuts, counter
+        self.load_model = load_model or load_embedder
+        self.embedders: dict[str, Embedder | None] = {}
         self.requested = self.embedded = 0
+
+    def embedder_for(self, point: Point) -> Embedder | None:
+        """The point's model, loaded on first use; the search's embedder without one."""
+        name = point.model
+        if name is None:
+            return self.embedder
+        if name not in self.embedders:
+            self.embedders[name] = self.load_model(name)
+        return self.embedders[name]
 
     def run(
         self,
@@ -529,13 +589,14 @@ class _Runner:
         assert point.config is not None and point.technique is not None
         began = time.perf_counter()
         settings = Settings(top_k=point.top_k, scope=self.options.scope)
+        embedder = self.embedder_for(point)
         cut = self.cuts.get(point.config.to_json())
         if cut is None or point.technique.returned == "parent":
             evaluation = evaluate(
                 self.documents,
                 questions,
                 point.config,
-                self.embedder,
+                embedder,
                 settings,
                 progress,
                 point.technique,
@@ -545,7 +606,7 @@ class _Runner:
                 self.documents,
                 questions,
                 None,
-                self.embedder,
+                embedder,
                 settings,
                 progress,
                 point.technique,
@@ -635,12 +696,15 @@ def tune(
     baseline: Config | None = None,
     progress: Progress | None = None,
     gold: Mapping[str, Sequence[int]] | None = None,
+    load_model: ModelLoader | None = None,
 ) -> TuneResult:
     """Search ``space`` on the tuning split of ``questions``; see the module docstring.
 
     ``progress(done, total, what)`` hears each trial; raise from it to stop. With a
     boundary objective, ``gold`` maps each document to score to its gold boundaries;
-    ``questions`` and ``embedder`` are not used (give ``()`` and ``None``).
+    ``questions`` and ``embedder`` are not used (give ``()`` and ``None``). On a
+    ``model`` axis, ``load_model`` loads each model by name, once per search (default
+    :func:`load_embedder`), and ``embedder`` is not used.
     """
     began = time.perf_counter()
     options = options or TuneOptions()
@@ -653,7 +717,8 @@ def tune(
                 f"{options.objective} scores where chunks start, not what is retrieved: "
                 f"the space should not vary {varied[0]}"
             )
-    if embedder is None and needs_retrieval(options.objective):
+    models = space.retrieval.get(MODEL_AXIS)
+    if embedder is None and models is None and needs_retrieval(options.objective):
         dense = [r for r in space.retrieval.get("retriever", ("dense",)) if r != "bm25"]
         if dense:
             raise ValueError(
@@ -661,13 +726,13 @@ def tune(
                 "model, or search only the bm25 retriever"
             )
     tuning, held_out = split_questions(questions, options.holdout, options.seed)
-    model = embedder.name if embedder is not None else None
+    model = embedder.name if embedder is not None and models is None else None
     the_plan = plan(documents, tuning, space, options, model)
     counter = TokenCounter(documents)
     runner = (
         _BoundaryRunner(documents, gold or {}, options, the_plan.chunks, counter)
         if boundary
-        else _Runner(documents, embedder, options, the_plan.chunks, counter)
+        else _Runner(documents, embedder, options, the_plan.chunks, counter, load_model)
     )
     trials = _search(the_plan, space, tuning, runner, progress)
     trials = _with_statistics(trials, options)
@@ -676,7 +741,8 @@ def tune(
     winner_trial = ranked[0]
     runner_trial = ranked[1] if len(ranked) > 1 else None
     base_config = baseline or default_baseline()
-    base_point = Point({}, base_config, DENSE, _first_k(space))
+    base_values = {MODEL_AXIS: models[0]} if models else {}
+    base_point = Point(base_values, base_config, DENSE, _first_k(space))
     base_trial = _baseline_trial(the_plan, base_point, trials, runner, tuning, documents)
     report_fraction(progress, 0.97, "Scoring the finalists on the held-out questions")
     winner = _finalist(winner_trial, runner, tuning, held_out, options)
@@ -865,11 +931,14 @@ def _finalist(
     tuning_interval = (
         trial.interval if not math.isnan(trial.interval.mean) else _interval(trial, options)
     )
+    model = trial.point.model
     if not held_out:
-        return Finalist(trial.label, trial.config, tuning_interval, None, trial.scores)
+        return Finalist(trial.label, trial.config, tuning_interval, None, trial.scores, None, model)
     _, scores, _ = runner.run(trial.point, held_out)
     interval = mean_interval(scores, (options.seed, 4, trial.number + 1))
-    return Finalist(trial.label, trial.config, tuning_interval, interval, trial.scores, scores)
+    return Finalist(
+        trial.label, trial.config, tuning_interval, interval, trial.scores, scores, model
+    )
 
 
 # ------------------------------------------------------------------------ read-out

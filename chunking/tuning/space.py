@@ -9,7 +9,9 @@ lists. Axes, each a list of values (or, for numbers, ``{"low": 100, "high": 800,
   ``unit``, ``threshold``: applied to the strategies that have them, as in a sweep;
 - ``vary``: ``{"param": [values]}`` for any other strategy parameter;
 - ``params``: parameters fixed for every strategy that has them;
-- retrieval: ``retriever``, ``embedding``, ``context``, ``return`` and ``top_k``.
+- retrieval: ``retriever``, ``embedding``, ``context``, ``return`` and ``top_k``;
+- ``model``: the embedding models searched (names as ``--model`` takes them). Without
+  it every trial uses the search's one model; with it each point carries its model.
 
 A *point* is one choice on every axis that applies to its strategy; the points on
 paper are every such combination. A point is invalid when its strategy rejects it
@@ -33,8 +35,10 @@ from ..params import Strategy
 CHUNK_AXES = ("size", "overlap", "unit", "threshold")
 #: Retrieval axes: the technique's four choices and the number of units returned.
 RETRIEVAL_AXES = ("retriever", "embedding", "context", "return", "top_k")
+#: The embedding-model axis (kept with the retrieval axes: it decides what is retrieved).
+MODEL_AXIS = "model"
 DEFAULT_TOP_K = 5
-KNOWN_KEYS = ("strategy", *CHUNK_AXES, "vary", "params", *RETRIEVAL_AXES)
+KNOWN_KEYS = ("strategy", *CHUNK_AXES, "vary", "params", *RETRIEVAL_AXES, MODEL_AXIS)
 
 
 def _values(name: str, value: Any) -> tuple[Any, ...]:
@@ -85,6 +89,13 @@ class Point:
     def valid(self) -> bool:
         return self.error is None
 
+    @property
+    def model(self) -> str | None:
+        """The point's embedding model when the space has a model axis, else None (the
+        search's one model)."""
+        value = self.values.get(MODEL_AXIS)
+        return None if value is None else str(value)
+
     def label(self, *, retrieval: bool = True) -> str:
         """The configuration's label, with the technique and k when they vary."""
         if self.config is None:
@@ -94,6 +105,8 @@ class Point:
             parts.append(self.technique.name)
         if retrieval:
             parts.append(f"top {self.top_k}")
+        if retrieval and self.model is not None:
+            parts.append(self.model)
         return " · ".join(parts)
 
 
@@ -151,7 +164,7 @@ class Space:
                     f"no strategy in the space ({', '.join(strategies)}) has a parameter {name!r}"
                 )
         retrieval: dict[str, tuple[Any, ...]] = {}
-        for name in RETRIEVAL_AXES:
+        for name in (*RETRIEVAL_AXES, MODEL_AXIS):
             if data.get(name) is not None:
                 values = _values(name, data[name])
                 if name == "top_k":
