@@ -114,7 +114,14 @@ def test_propositions_show_their_cost_and_a_run_button() -> None:
     at.selectbox(key=config_controls.STRATEGY_KEY).set_value("propositions").run()
     at.text_input(key="propositions.llm").set_value("http://127.0.0.1:9/v1#m").run()
     _ok(at)
-    assert "1 call to m@http://127.0.0.1:9/v1" in _markdown(at)  # one passage
+    # the switch keeps paragraph packing's size and unit: the passages are whole
+    # sentences packed up to 80 characters, as sentence packing cuts them
+    size = at.number_input(key="propositions.size").value
+    unit = at.selectbox(key="propositions.unit").value
+    assert (size, unit) == (80, "chars")
+    passages = len(chunking.chunk(TEXT, "sentence", size=size, unit=unit))
+    assert passages > 1
+    assert f"{passages} calls to m@http://127.0.0.1:9/v1" in _markdown(at)
     assert any("over the budget of 0 s" in e.value for e in at.error)  # nothing cached yet
     _ok(at.button(key="llm.propositions.run").click().run())
     assert any("cannot reach the endpoint" in e.value for e in at.error)

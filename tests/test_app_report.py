@@ -20,6 +20,7 @@ from chunking.embedding.models import get_embedder
 from chunking.evaluation import Settings, question_counts
 from chunking.evaluation.datasets import CODE, evaluate_given, find_dataset, load_dataset
 from chunking.evaluation.passk import k_display, with_k_columns
+from chunking.evaluation.sweep import COLUMN_LABELS
 from pages import evaluate_code_set, evaluate_questions, sidebar
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -177,7 +178,8 @@ def test_evaluate_lists_both_sets_and_runs_the_code_set_on_its_own_chunks(
 
     next(b for b in at.button if b.label == "Compare techniques").click()
     _ok(at.run())
-    techniques = _frame_with(at, "technique")
+    technique = COLUMN_LABELS["technique"]  # the tables show their columns' human names
+    techniques = _frame_with(at, technique)
     # the fake model has no token vectors (no late rows); given chunks have no parents
-    assert techniques["technique"].tolist() == ["dense", "bm25", "hybrid", "headers", "window:1"]
+    assert techniques[technique].tolist() == ["dense", "bm25", "hybrid", "headers", "window:1"]
     assert techniques["Pass@5"].iloc[0] == shown["Pass@5"].iloc[0]  # dense = the run above
