@@ -8,11 +8,13 @@ markup is shown as text. Screenshots of every page go to ``harness.screenshot_di
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 import chunking
 from chunking.documents.io import read_path
@@ -46,17 +48,38 @@ def _metric(page: Page, label: str):
     return metric.get_by_test_id("stMetricValue")
 
 
-def _histogram_values(page: Page) -> int:
-    return page.evaluate("document.querySelector('.js-plotly-plot').data[0].x.length")
+#: The histogram (the page's first chart) as drawn: how many values, where the limit is;
+#: null while a rerun has taken it off the page.
+_HISTOGRAM = """() => {
+    const plot = document.querySelector('.js-plotly-plot');
+    if (!plot || !plot.data || !plot.layout || !plot.layout.shapes) return null;
+    return [plot.data[0].x.length, plot.layout.shapes[0].x0];
+}"""
 
 
-def _histogram_limit(page: Page) -> float:
-    return page.evaluate("document.querySelector('.js-plotly-plot').layout.shapes[0].x0")
+def _expect_histogram(page: Page, values: int, limit: float) -> None:
+    """Wait until the histogram shows ``values`` chunk sizes and the size limit at
+    ``limit`` (a rerun redraws it after the metrics above it, and may take it off the
+    page meanwhile); fail with what it shows otherwise."""
+    with contextlib.suppress(PlaywrightTimeoutError):  # the assertion says what it shows
+        page.wait_for_function(
+            f"([n, limit]) => {{ const h = ({_HISTOGRAM})(); "
+            "return h !== null && h[0] === n && h[1] === limit; }",
+            arg=[values, limit],
+        )
+    assert page.evaluate(_HISTOGRAM) == [values, limit]
 
 
 def _load(page: Page, url: str) -> None:
     page.goto(url)
     expect(page.locator(".js-plotly-plot").first).to_be_visible()
+
+
+def _settled(page: Page) -> None:
+    """Wait until the app has finished its run (no "Running" icon in the header): a
+    click made while a slow run is still drawing the page can be overtaken by it."""
+    expect(page.get_by_test_id("stStatusWidgetRunningIcon")).to_have_count(0)
+    expect(page.get_by_test_id("stStatusWidgetRunningManIcon")).to_have_count(0)
 
 
 def _upload(page: Page, name: str, data: bytes, mime: str = "text/plain") -> None:
@@ -84,17 +107,13 @@ def test_upload_then_change_the_size(page: Page, app_url: str) -> None:
     first = len(chunking.chunk(essay))
     expect(_metric(page, "Chunks")).to_have_text(f"{first:,}")
     expect(_sidebar(page).get_by_text("essay.txt · text")).to_be_visible()
-    assert _histogram_values(page) == first
-    assert _histogram_limit(page) == chunking.get_strategy("recursive").param("size").default
+    _expect_histogram(page, first, chunking.get_strategy("recursive").param("size").default)
 
     _set_number(page, "size", 400)
     second = len(chunking.chunk(essay, size=400))
     assert second != first
     expect(_metric(page, "Chunks")).to_have_text(f"{second:,}")
-    page.wait_for_function(
-        "n => document.querySelector('.js-plotly-plot').data[0].x.length === n", arg=second
-    )
-    assert _histogram_limit(page) == 400
+    _expect_histogram(page, second, 400)
     assert "size=400" in page.url
 
 
@@ -223,6 +242,14 @@ def test_the_tour_keeps_the_upload_and_brings_it_back(page: Page, app_url: str) 
     page.get_by_test_id("stSidebarNav").get_by_role("link", name="Guided tour").click()
     expect(page.get_by_role("heading", name="A guided tour of chunking")).to_be_visible()
     expect(page.get_by_text("about 25 s the first time").first).to_be_visible()
+    main = page.get_by_test_id("stMain")
+    loaded = main.get_by_test_id("stMarkdown").filter(has_text="Loaded now:")
+    expect(loaded).to_contain_text("my-essay.txt")
+    # the tour page drawn to its last stop, and its run over, before the click
+    expect(
+        page.get_by_role("button", name="Score paragraph chunks against a reader's cuts")
+    ).to_be_visible()
+    _settled(page)
     page.get_by_role("button", name="Open recursive chunks of the essay").click()
     expect(page.get_by_role("heading", name="Explore")).to_be_visible()
     expect(page.get_by_test_id("stMain").get_by_text("Try it:")).to_be_visible()

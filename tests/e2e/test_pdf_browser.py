@@ -4,6 +4,8 @@ a click on a rectangle that selects its chunk."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -33,17 +35,21 @@ def test_a_pdf_page_shows_chunk_rectangles_hover_and_selection(page: Page, app_u
     size.fill("300")
     size.press("Enter")
     view = frame.locator("div.ce-pdf-page")
+    # the page redrawn at size 300: the first rectangle names its chunk's range at 300
+    # (the count of rectangles alone is the same at 600, one per line either way)
+    chunk = chunks[on_first[0][0]]
+    said = f"Chunk {chunk.index}: start {chunk.start}, end {chunk.end}"
+    first = view.locator(".ce-pdf-chunk").first
+    expect(first).to_have_attribute("title", re.compile("^" + re.escape(said)))
+    expect(page).to_have_url(re.compile(r"[?&]size=300(&|$)"))
     expect(view.locator(".ce-pdf-chunk")).to_have_count(len(on_first))
     expect(view.locator("img")).to_have_count(1)  # the page image, inlined
     src = view.locator("img").get_attribute("src") or ""
     assert src.startswith("data:image/png;base64,")
     expect(view.locator(".ce-pdf-furniture")).to_have_count(2)
 
-    first = view.locator(".ce-pdf-chunk").first
     first.hover()
-    title = first.get_attribute("title") or ""
-    chunk = chunks[on_first[0][0]]
-    assert title.startswith(f"Chunk {chunk.index}: start {chunk.start}, end {chunk.end}")
+    assert (first.get_attribute("title") or "").startswith(said)
 
     # selecting from the Chunk input outlines it on the page and in the text
     last = max(index for index, _ in on_first)
