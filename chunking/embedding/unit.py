@@ -96,7 +96,9 @@ def model_unit(model: str | None) -> ModelUnit:
     folder = Path(name)
     if folder.is_dir():
         return _folder_unit(folder)
-    return _bundled(_cannot_count(name))
+    # A name that is neither named, nor a folder, nor an endpoint is not available offline:
+    # loading it fails with its own one line, so no warning goes before that error.
+    return _bundled()
 
 
 def _folder_unit(folder: Path) -> ModelUnit:
