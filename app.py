@@ -25,6 +25,9 @@ if __name__ == "__main__" and not runtime.exists():
     from streamlit.runtime.pages_manager import PagesManager
     from streamlit.web import cli
 
+    from chunking.runtime.memory import limit_malloc_arenas
+
+    limit_malloc_arenas()  # sessions' threads share arenas: memory freed is reused
     PagesManager.uses_pages_directory = False
     sys.argv = ["streamlit", "run", __file__, *sys.argv[1:]]
     sys.exit(cli.main())

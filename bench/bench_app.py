@@ -3,6 +3,8 @@
     .venv/bin/python -m bench.bench_app            # starts its own server on a free port
     .venv/bin/python -m bench.bench_app --url http://127.0.0.1:8501
     .venv/bin/python -m bench.bench_app --document novel --changes controls --no-loads
+    .venv/bin/python -m bench.bench_app --document book --changes controls --no-loads
+    .venv/bin/python -m bench.bench_app --file ../shared/datasets/books/pride_and_prejudice.txt
 
 Run it from the repository root with ``-m``: that puts the root on the import path, for
 the browser harness it shares with the tests (``tests/e2e/harness.py``).
@@ -24,9 +26,12 @@ What is measured (wall-clock, from the Python side of Playwright):
 
 ``--document mixed`` (the default) is 1 MB built from the chroma-eval corpora in
 ../shared when present, otherwise from the sample documents; ``--document novel`` is
-about 300 KB of prose, a novel's length (:func:`novel_document`). Expected chunk counts
-come from the core. The machine's load average is printed at the start and the end:
-other work on the machine slows every figure. ``--no-loads`` skips the first loads;
+about 300 KB of prose, a novel's length (:func:`novel_document`); ``--document book`` is
+a real novel, Pride and Prejudice (704 KB, ``../shared/datasets/books/``), and ``--file
+PATH`` any text file, read as the app reads an upload. Expected chunk counts come from
+the core; each change kind (size, overlap, unit, strategy) gets its p50 and max. The
+machine's load average is printed at the start and the end: other work on the machine
+slows every figure. ``--no-loads`` skips the first loads;
 ``--core`` runs no browser and times the core calls the Explore page makes for each
 change instead (chunks, report, boundary view, chunk table): where the time goes.
 This is a benchmark, not a test: it prints figures and asserts nothing.
@@ -52,6 +57,7 @@ DOC_CHARS = 1_000_000
 SIZES = (900, 800, 700, 600, 500, 1000, 1200, 400)
 FIRST_LOADS = 8
 NOVEL_CHARS = 300_000
+BOOK = ROOT.parent / "shared" / "datasets" / "books" / "pride_and_prejudice.txt"
 #: The configuration the controls tour starts from (given in the address).
 START = ("recursive", {"size": 600, "overlap": 0, "unit": "chars"})
 
@@ -112,7 +118,23 @@ def novel_document() -> str:
     return text[: end if end > 0 else NOVEL_CHARS]
 
 
-DOCUMENTS: dict[str, Callable[[], str]] = {"mixed": one_megabyte_document, "novel": novel_document}
+def file_document(path: Path) -> str:
+    """The text of ``path`` as the app reads an upload of it (the same reader)."""
+    from chunking.documents.io import read_bytes
+
+    return read_bytes(path.read_bytes(), path.name).text
+
+
+def book_document() -> str:
+    """A real novel: Pride and Prejudice, 704 KB (:data:`BOOK`)."""
+    return file_document(BOOK)
+
+
+DOCUMENTS: dict[str, Callable[[], str]] = {
+    "mixed": one_megabyte_document,
+    "novel": novel_document,
+    "book": book_document,
+}
 
 
 def _metric_is(page, value: str) -> None:
@@ -173,7 +195,7 @@ def _shows(page, label: str, value: str) -> None:
                   }); }""",
         arg=[label, value],
         polling="raf",
-        timeout=120_000,
+        timeout=60_000,
     )
 
 
@@ -209,14 +231,56 @@ def _type_number(page, key: str, value: int) -> float:
     return start
 
 
+def _switched(before: chunking.Config, strategy: str) -> chunking.Config:
+    """The configuration after the strategy box switches from ``before`` to
+    ``strategy``: its defaults, with the unit, size and overlap the app carries over
+    (``pages/config_controls.py``, :func:`chunking.analysis.recommend.carried_over`)."""
+    from chunking.analysis.recommend import carried_over
+    from pages.param_widgets import param_start
+
+    registry = chunking.strategies()
+    old, new = registry[before.strategy], registry[strategy]
+    current = dict(chunking.Config.create(strategy).params)
+    started = {p.name: param_start(p) for p in old.params}
+    kept = carried_over(old, dict(before.params), new, current, started)
+    return chunking.Config.create(strategy, **{**current, **kept})
+
+
 def _configs(changes: tuple[Change, ...]) -> list[chunking.Config]:
-    """The configuration after each change: the strategy's defaults, then its params."""
-    return [chunking.Config.create(c.strategy, **c.params) for c in changes]
+    """The configuration after each change, from :data:`START`: a strategy change gives
+    what the app gives (:func:`_switched`), any other change sets its parameters."""
+    config = chunking.Config.create(START[0], **START[1])
+    configs = []
+    for change in changes:
+        if change.control == "strategy":
+            config = _switched(config, change.strategy)
+        else:
+            config = chunking.Config.create(change.strategy, **{**config.params, **change.params})
+        configs.append(config)
+    return configs
+
+
+def _shown(page) -> str:
+    """What the page shows now: the caption naming the configuration and the count."""
+    return str(
+        page.evaluate(
+            """() => {
+              const c = [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
+                  .map(c => c.innerText).find(t => t.includes('\u2014 '));
+              const m = [...document.querySelectorAll('[data-testid="stMetric"]')]
+                  .find(m => m.innerText.startsWith('Chunks'));
+              return `caption ${c}; count ${m ? m.innerText.replace('\n', ' ') : null}`;
+            }"""
+        )
+    )
 
 
 def controls_tour(page, text: str) -> list[dict[str, object]]:
     """Make each of :data:`CONTROL_CHANGES` in the sidebar; the seconds from each to its
-    new chunk count and to the settled page."""
+    new chunk count and to the settled page (printed as they come). A change whose count
+    does not come is reported with what the page shows, and the tour stops there."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     registry = chunking.strategies()
     configs = _configs(CONTROL_CHANGES)
     before = chunking.Config.create(START[0], **START[1])
@@ -231,7 +295,15 @@ def controls_tour(page, text: str) -> list[dict[str, object]]:
         else:
             value = int(config.params[change.control])
             start = _type_number(page, f"{config.strategy}.{change.control}", value)
-        _shows(page, config.label(title=True), f"{count:,}")
+        try:
+            _shows(page, config.label(title=True), f"{count:,}")
+        except PlaywrightTimeout:
+            print(
+                f"  time-out: {change.control} -> {config.label()} ({count:,} chunks "
+                f"expected); the page shows {_shown(page)}",
+                flush=True,
+            )
+            break
         count_s = time.perf_counter() - start
         _settled(page, count)
         rows.append(
@@ -243,6 +315,7 @@ def controls_tour(page, text: str) -> list[dict[str, object]]:
                 "settled_s": time.perf_counter() - start,
             }
         )
+        print(f"  {change.control:>8} -> {config.label():<40} count {count_s:.2f} s", flush=True)
         before = config
     return rows
 
@@ -394,7 +467,10 @@ def report(results: dict[str, Any]) -> None:
         )
     for control in sorted({r["control"] for r in rows}):
         counts = [r["count_s"] for r in rows if r["control"] == control]
-        print(f"  median for {control} changes ({len(counts)}): {statistics.median(counts):.2f} s")
+        print(
+            f"  {control} changes (n={len(counts)}): to the new count p50 "
+            f"{statistics.median(counts):.2f} s, max {max(counts):.2f} s"
+        )
     counts = [r["count_s"] for r in rows]
     settled = [r["settled_s"] for r in rows]
     print(
@@ -412,8 +488,10 @@ def main() -> None:
         "--document",
         choices=sorted(DOCUMENTS),
         default="mixed",
-        help="mixed: 1 MB of the chroma-eval corpora; novel: about 300 KB of prose",
+        help="mixed: 1 MB of the chroma-eval corpora; novel: about 300 KB of prose; "
+        "book: Pride and Prejudice (704 KB)",
     )
+    parser.add_argument("--file", type=Path, help="a text file instead of --document")
     parser.add_argument(
         "--changes",
         choices=("size", "controls"),
@@ -427,7 +505,7 @@ def main() -> None:
     ):
         parser.add_argument(flag, action="store_true", help=purpose)
     args = parser.parse_args()
-    text = DOCUMENTS[args.document]()
+    text = file_document(args.file) if args.file else DOCUMENTS[args.document]()
     if args.core:
         report_core(core_times(text, args.changes))
         return

@@ -4,6 +4,8 @@
     .venv/bin/python -m bench.bench_estimates --fit        # also print idle priors
     .venv/bin/python -m bench.bench_estimates --build      # also time the derived builds
     .venv/bin/python -m bench.bench_estimates --models minilm-onnx-int8 --rounds 3
+    .venv/bin/python -m bench.bench_estimates --contention 0 1 2 4 6   # slowdown by load
+    .venv/bin/python -m bench.bench_estimates --waits          # issue 38's four waits
 
 Every step runs in a fresh Python process, so a load is a real first load (torch's
 import included) and an embedding a first embedding (nothing cached). Before each step
@@ -17,6 +19,13 @@ Texts: the Semantic page's sentence windows (three sentences) of a document, and
 chunks of at most 254 model word pieces of another (a map's or Explore's texts).
 ``--build`` builds the derived models into a temporary cache (the real ones stay) and
 compares their build with its estimate.
+
+``--contention LOOPS...`` measures the slowdown of an embedding (wall seconds over
+its idle prior) with that many busy loops running, against the 1-minute load average
+(the law of ``chunking.embedding.timing.contention``). ``--waits`` times issue 38's
+waits whole in fresh processes (a LanceDB write from Explore, a Corpus write, a fresh
+map): what was announced before (load and embedding by the square law), what is
+announced now (the new law, and the write's or the map's own work), the actual seconds.
 
 Printed: one row per step with estimate, measured seconds and their ratio (measured /
 estimate; the target is 0.67 to 1.5), the machine's load before the step, and with
@@ -71,6 +80,202 @@ window = embedder.speed.window_pieces
 out["pieces"] = sum(min(n, window) for n in embedder.count_tokens_batch(texts))
 print(json.dumps(out))
 """
+
+
+CONTENTION_CHILD = r"""
+import json, os, sys, time
+from chunking.embedding.models import get_embedder
+from chunking.embedding.timing import contention
+model, path = sys.argv[1], sys.argv[2]
+texts = json.loads(open(path, encoding="utf-8").read())
+embedder = get_embedder(model)
+embedder.embed(["warm up the model", "and its threads"], disk_cache=False)
+window = embedder.speed.window_pieces
+idle = embedder.speed.embedding_seconds(embedder.count_tokens_batch(texts))
+print("go", flush=True)
+sys.stdin.readline()
+load, predicted = os.getloadavg()[0], contention()
+before, started = os.times(), time.perf_counter()
+embedder.embed(texts, disk_cache=False)
+wall, after = time.perf_counter() - started, os.times()
+cpu = (after.user - before.user) + (after.system - before.system)
+print(json.dumps({"idle": idle, "wall": wall, "cpu": cpu, "load": load, "predicted": predicted}))
+"""
+
+
+def runnable() -> int:
+    """Tasks running or waiting for a CPU now (``/proc/loadavg``'s fourth field), this
+    sampler left out."""
+    return int(Path("/proc/loadavg").read_text().split()[3].split("/")[0]) - 1
+
+
+def measure_contention(
+    model: str,
+    texts_file: Path,
+    loops: list[int],
+    settle: float,
+    env: dict[str, str],
+    same_group: bool = False,
+) -> list[dict[str, float]]:
+    """For each count of busy loops: start them, let the load average follow for
+    ``settle`` seconds, then embed the texts in a child that has loaded the model (so
+    only the embedding is timed) while sampling the runnable tasks. The loops run in
+    sessions of their own, as other people's work does (Linux shares the CPUs between
+    sessions first, "autogroup"); with ``same_group`` in the child's. Prints one row each:
+    busy loops, 1-minute load average at the start, mean runnable tasks during the run
+    (the child's own threads included), idle prior, wall seconds, CPU seconds of the
+    child, slowdown (wall over idle prior), and what contention() predicted."""
+    import threading
+    import time
+
+    rows = []
+    print(
+        f"{'loops':>5}{'load1':>7}{'runnable':>9}{'idle':>7}{'wall':>8}{'cpu':>7}"
+        f"{'slowdown':>9}{'predicted':>10}"
+    )
+    for k in loops:
+        busy = [
+            subprocess.Popen(
+                [sys.executable, "-c", "while True: pass"], start_new_session=not same_group
+            )
+            for _ in range(k)
+        ]
+        try:
+            child = subprocess.Popen(
+                [sys.executable, "-c", CONTENTION_CHILD, model, str(texts_file)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                env=env,
+                cwd=ROOT,
+            )
+            assert child.stdout is not None and child.stdin is not None
+            ready = time.perf_counter()
+            while child.stdout.readline().strip() != "go":
+                if child.poll() is not None:
+                    raise SystemExit(f"{model}: the child failed")
+            time.sleep(max(0.0, settle - (time.perf_counter() - ready)))
+            samples: list[int] = []
+            stop = threading.Event()
+
+            def sample(out: list[int] = samples, done: threading.Event = stop) -> None:
+                while not done.wait(0.1):
+                    out.append(runnable())
+
+            sampler = threading.Thread(target=sample, daemon=True)
+            sampler.start()
+            child.stdin.write("\n")
+            child.stdin.flush()
+            r = json.loads(child.stdout.readline())
+            stop.set()
+            sampler.join()
+            child.wait()
+        finally:
+            for p in busy:
+                p.kill()
+                p.wait()
+        r["loops"] = k
+        r["runnable"] = sum(samples) / len(samples) if samples else float("nan")
+        r["slowdown"] = r["wall"] / r["idle"]
+        rows.append(r)
+        print(
+            f"{k:>5}{r['load']:7.2f}{r['runnable']:9.2f}{r['idle']:7.2f}{r['wall']:8.2f}"
+            f"{r['cpu']:7.2f}{r['slowdown']:9.2f}{r['predicted']:10.2f}",
+            flush=True,
+        )
+    return rows
+
+
+WAITS_CHILD = r"""
+import json, sys, tempfile, time
+import chunking
+from chunking.documents.io import read_path
+from chunking.embedding.timing import contention
+from chunking.embedding.models import (
+    estimate_embedding_seconds, estimate_load_seconds, get_embedder,
+)
+case, model, path, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+from pathlib import Path
+files = sorted(Path(path).glob("*.md")) if Path(path).is_dir() else [Path(path)]
+chunks = []
+for file in files:  # a folder: its documents' chunks, as the Corpus page writes them
+    chunks += chunking.chunk(read_path(file).text, "recursive", size=254, unit="model")
+chunks = chunks[:count]
+texts = [c.embedding_text for c in chunks]
+import os
+out = {"load_factor": contention(), "texts": len(texts)}
+load = os.getloadavg()[0]
+out["old_factor"] = max(1.0, load / (0.65 * (os.cpu_count() or 1))) ** 2  # the square law
+# what the page announces: the model's load (its spinner), then the embedding (its bar)
+announced = estimate_load_seconds(model) + estimate_embedding_seconds(
+    model, texts, disk_cache=False
+)
+out["embedding_part"] = announced
+try:  # the work after the embedding, estimated since issue 38
+    from chunking.embedding.models import estimate_map_seconds, estimate_write_seconds
+    if case == "map":
+        announced += estimate_map_seconds(len(texts))
+    if case == "write":
+        announced += estimate_write_seconds(len(texts))
+except ImportError:
+    pass
+started = time.perf_counter()
+embedder = get_embedder(model)
+vectors = embedder.embed(texts, disk_cache=False)
+out["embedded"] = time.perf_counter() - started
+if case == "write":
+    from chunking.output.export import chunk_records
+    from chunking.sinks import write_records
+    records = [{**r, "doc_id": "d", "path": path} for r in chunk_records(chunks)]
+    folder = tempfile.mkdtemp(prefix="bench-waits-")
+    from chunking.config import Config
+    config = Config.create("recursive", size=254, unit="model")
+    write_records(f"lancedb:{folder}/vectors", records, vectors, config=config, model=model)
+elif case == "map":
+    from chunking.embedding.projection import project
+    project(vectors)
+out["announced"], out["then"] = announced, announced - out["embedding_part"]
+out["actual"] = time.perf_counter() - started
+print(json.dumps(out))
+"""
+
+#: Issue 38's waits: (what, case, model, document, chunks).
+WAITS = (
+    ("LanceDB write (Explore)", "write", "minilm", CORPORA / "finance.md", 359),
+    ("Corpus write", "write", "minilm-onnx-int8", CORPORA, 1243),
+    ("fresh map", "map", "minilm", CORPORA / "pubmed.md", 400),
+)
+
+
+def measure_waits(env: dict[str, str]) -> None:
+    """Each of issue 38's waits in a fresh process (the model loaded there first, no
+    text cached): announced, actual, actual over announced, load factor at the start."""
+    print(
+        f"{'wait':<24}{'model':<18}{'texts':>6}{'before':>8}{'ratio':>7}{'now':>8}"
+        f"{'actual':>8}{'ratio':>7}{'load':>6}"
+    )
+    for what, case, model, path, count in WAITS:
+        done = subprocess.run(
+            [sys.executable, "-c", WAITS_CHILD, case, model, str(path), str(count)],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            check=False,
+        )
+        if done.returncode != 0:
+            print(f"{what}: failed: {done.stderr[-800:]}", flush=True)
+            continue
+        r = json.loads(done.stdout.strip().splitlines()[-1])
+        print(json.dumps(r), file=sys.stderr)
+        # before issue 38: load and embedding only, scaled by the square law
+        before = r["embedding_part"] * r["old_factor"] / r["load_factor"]
+        print(
+            f"{what:<24}{model:<18}{r['texts']:>6}{before:7.1f}s{ratio(r['actual'], before):>7}"
+            f"{r['announced']:7.1f}s{r['actual']:7.1f}s{ratio(r['actual'], r['announced']):>7}"
+            f"{r['load_factor']:6.1f}",
+            flush=True,
+        )
 
 
 def texts_of(path: Path, kind: str, count: int) -> list[str]:
@@ -162,6 +367,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--fit", action="store_true", help="print idle priors")
     parser.add_argument("--build", action="store_true", help="time the derived builds too")
+    parser.add_argument(
+        "--contention",
+        nargs="+",
+        type=int,
+        metavar="LOOPS",
+        help="only measure the slowdown of an embedding with this many busy loops running",
+    )
+    parser.add_argument("--waits", action="store_true", help="only issue 38's four waits")
+    parser.add_argument("--settle", type=float, default=60.0, help="seconds before each run")
+    parser.add_argument("--texts", type=int, default=160, help="texts embedded (--contention)")
+    parser.add_argument(
+        "--same-group", action="store_true", help="busy loops in the job's own session"
+    )
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory(prefix="bench-estimates-") as work:
@@ -177,6 +395,19 @@ def main(argv: list[str] | None = None) -> int:
             file = folder / f"{len(files)}.json"
             file.write_text(json.dumps(texts), encoding="utf-8")
             files.append((name, file, len(texts)))
+            if args.contention:
+                break
+        if args.waits:
+            measure_waits(env)
+            return 0
+        if args.contention:
+            texts = texts_of(TEXT_SETS[1][1], "chunks", args.texts)
+            file = folder / "contention.json"
+            file.write_text(json.dumps(texts), encoding="utf-8")
+            for model in args.models:
+                print(f"{model}: {len(texts)} finance chunks")
+                measure_contention(model, file, args.contention, args.settle, env, args.same_group)
+            return 0
         if args.build:
             time_builds(args.models, env)
         print(

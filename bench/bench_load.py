@@ -2,6 +2,7 @@
 
     .venv/bin/python -m bench.bench_load                 # from the repository root
     .venv/bin/python -m bench.bench_load --sessions 8 --uploads 50 --big-round 16
+    .venv/bin/python -m bench.bench_load --sessions 8 --big-upload-mb 0 --explore-only
 
 Every expected count is the core's count for the configuration a new session starts
 with (:func:`app_default`: the registry's first strategy with its defaults, as the
@@ -22,6 +23,10 @@ context, all driven concurrently):
    measured: the time until its chunk count is shown, checked against the core.
 6. memory: one session uploads ``--uploads`` distinct documents one after another; the
    server's resident memory is read after each, to show whether caches level off.
+
+A Playwright time-out or error inside a phase (a fill, an Enter, an upload, a page
+that does not open) is recorded as a time-out of that phase with what was tried, and
+the benchmark goes on to the next step and phase (:func:`attempt`).
 
 Reported: p50/p95 per phase, and every wrong count (a count shown and left standing
 for ``SETTLE_S`` seconds with the app idle, or shown at a time-out) and every time-out
@@ -162,11 +167,66 @@ def rss_mb(pid: int, field: str = "VmRSS") -> float:
     return float("nan")
 
 
+async def attempt(phase: Phase, what: str, action) -> bool:
+    """Await ``action`` (a step of a phase: a fill, a click, an upload); a Playwright
+    time-out or error is recorded in ``phase`` as a time-out with ``what`` was tried,
+    never raised, so that the phase and the benchmark go on. True when it succeeded."""
+    try:
+        await action
+    except Exception as exc:  # TimeoutError, or the page or context gone
+        first = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else ""
+        phase.timeouts.append(f"{what}: {type(exc).__name__} {first}".rstrip())
+        return False
+    return True
+
+
+async def shown_count(page) -> str | None:
+    """The Chunks metric's value now (None when not shown or the page cannot answer)."""
+    try:
+        return await page.evaluate(COUNT_JS)
+    except Exception:  # the page is gone or busy past Playwright's patience
+        return None
+
+
+async def change_size(pages, size: int, expected: str, phase: Phase) -> None:
+    """All ``pages`` set the sidebar's size to ``size`` at the same moment (every field
+    filled, then every Enter pressed), then wait for ``expected``. A session whose
+    fill or Enter fails is recorded (:func:`attempt`) and not waited for. Each page is
+    first let finish its script run (a page still drawing the last change can leave its
+    field busy past Playwright's patience)."""
+    await asyncio.gather(
+        *(
+            attempt(
+                phase,
+                f"size {size}: the previous run to end",
+                p.wait_for_function(IDLE_JS, polling=200, timeout=TIMEOUT_MS),
+            )
+            for p in pages
+        )
+    )
+    fields = [await size_field(p) for p in pages]
+    filled = await asyncio.gather(
+        *(attempt(phase, f"size {size}: fill", f.fill(str(size))) for f in fields)
+    )
+    ready = [(p, f) for p, f, ok in zip(pages, fields, filled, strict=True) if ok]
+    start = time.perf_counter()
+    pressed = await asyncio.gather(
+        *(attempt(phase, f"size {size}: Enter", f.press("Enter")) for _, f in ready)
+    )
+    await asyncio.gather(
+        *(
+            wait_count(p, expected, phase, start)
+            for (p, _), ok in zip(ready, pressed, strict=True)
+            if ok
+        )
+    )
+
+
 async def wait_count(page, expected: str | None, phase: Phase, start: float) -> None:
     """Wait until the Chunks metric shows ``expected`` (any value when None); a count
     that stays another with the app idle is a wrong count, no count a time-out."""
-    await page.evaluate("() => { window.__ceSince = 0; }")
     try:
+        await page.evaluate("() => { window.__ceSince = 0; }")
         handle = await page.wait_for_function(
             SETTLED_JS, arg=[expected, SETTLE_S], polling=100, timeout=TIMEOUT_MS
         )
@@ -177,13 +237,16 @@ async def wait_count(page, expected: str | None, phase: Phase, start: float) -> 
             shown = str(outcome).removeprefix("wrong:")
             phase.wrong.append(f"expected {expected}, shown {shown} (app idle {SETTLE_S} s)")
     except Exception as exc:  # a time-out: record what the page shows instead
-        shown = await page.evaluate(COUNT_JS)
-        took = f"after {TIMEOUT_MS / 1000:.0f} s ({type(exc).__name__})"
+        shown = await shown_count(page)
+        took = f"after {time.perf_counter() - start:.0f} s ({type(exc).__name__})"
         if shown is None:
             phase.timeouts.append(f"expected {expected}, no count shown {took}")
         else:
             phase.wrong.append(f"expected {expected}, shown {shown} {took}")
-    phase.errors.extend(await page.evaluate(ERRORS_JS))
+    try:
+        phase.errors.extend(await page.evaluate(ERRORS_JS))
+    except Exception as exc:  # the page cannot be read: say so rather than stop
+        phase.timeouts.append(f"reading the errors shown: {type(exc).__name__}")
 
 
 async def size_field(page):
@@ -196,17 +259,15 @@ async def explore_phase(browser, url: str, sessions: int, phase: Phase) -> None:
         await browser.new_context(viewport={"width": 1440, "height": 1000}) for _ in range(sessions)
     ]
     pages = [await c.new_page() for c in contexts]
-    await asyncio.gather(*(p.goto(f"{url}/explore") for p in pages))
     opened = Phase("open")
     start = time.perf_counter()
+    went = await asyncio.gather(
+        *(attempt(opened, "open /explore", p.goto(f"{url}/explore")) for p in pages)
+    )
+    pages = [p for p, ok in zip(pages, went, strict=True) if ok]
     await asyncio.gather(*(wait_count(p, None, opened, start) for p in pages))
     for size in SIZES:
-        expected = expected_count(text, size)
-        fields = [await size_field(p) for p in pages]
-        await asyncio.gather(*(f.fill(str(size)) for f in fields))
-        start = time.perf_counter()
-        await asyncio.gather(*(f.press("Enter") for f in fields))
-        await asyncio.gather(*(wait_count(p, expected, phase, start) for p in pages))
+        await change_size(pages, size, expected_count(text, size), phase)
     phase.errors.extend(opened.errors)
     phase.wrong.extend(opened.wrong)
     phase.timeouts.extend(opened.timeouts)
@@ -218,16 +279,11 @@ async def novel_phase(browser, url: str, sessions: int, phase: Phase) -> None:
     """``sessions`` sessions upload the novel at once, then change the size together."""
     data = NOVEL.read_bytes()
     text = uploaded_text(data, NOVEL.name)
-    opened = [await open_upload(browser, url) for _ in range(sessions)]
-    pages = [page for _, page in opened]
+    opened = [await open_upload(browser, url, phase) for _ in range(sessions)]
+    pages = [page for _, page in opened if page is not None]
     await asyncio.gather(*(upload(p, data, NOVEL.name, phase) for p in pages))
     for size in SIZES[1:4]:
-        expected = expected_count(text, size)
-        fields = [await size_field(p) for p in pages]
-        await asyncio.gather(*(f.fill(str(size)) for f in fields))
-        start = time.perf_counter()
-        await asyncio.gather(*(f.press("Enter") for f in fields))
-        await asyncio.gather(*(wait_count(p, expected, phase, start) for p in pages))
+        await change_size(pages, size, expected_count(text, size), phase)
     for context, _ in opened:
         await context.close()
 
@@ -238,7 +294,10 @@ async def semantic_phase(browser, url: str, phase: Phase) -> None:
     ]
     pages = [await c.new_page() for c in contexts]
     start = time.perf_counter()
-    await asyncio.gather(*(p.goto(f"{url}/semantic") for p in pages))
+    went = await asyncio.gather(
+        *(attempt(phase, "open /semantic", p.goto(f"{url}/semantic")) for p in pages)
+    )
+    pages = [p for p, ok in zip(pages, went, strict=True) if ok]
     await asyncio.gather(*(wait_count(p, None, phase, start) for p in pages))
     for c in contexts:
         await c.close()
@@ -250,49 +309,57 @@ async def upload(page, data: str | bytes, name: str, phase: Phase) -> None:
     expected = expected_count(uploaded_text(raw, name))
     sidebar = page.get_by_test_id("stSidebar")
     start = time.perf_counter()
-    await sidebar.locator(
+    given = sidebar.locator(
         '.st-key-upload [data-testid="stFileUploaderDropzoneInput"]'
     ).set_input_files({"name": name, "mimeType": "text/plain", "buffer": raw})
-    await wait_count(page, expected, phase, start)
+    if await attempt(phase, f"upload {name}", given):
+        await wait_count(page, expected, phase, start)
 
 
-async def open_upload(browser, url: str):
+async def open_upload(browser, url: str, phase: Phase):
+    """A new session on ``/explore`` with the sidebar's Upload chosen: its context and
+    page, or its context and None when that failed (recorded in ``phase``)."""
     context = await browser.new_context(viewport={"width": 1440, "height": 1000})
     page = await context.new_page()
-    await page.goto(f"{url}/explore")
-    await page.wait_for_function(f"() => ({COUNT_JS})() !== null", timeout=TIMEOUT_MS)
-    await (
-        page.get_by_test_id("stSidebar")
-        .get_by_test_id("stRadio")
-        .get_by_text("Upload", exact=True)
-        .click()
-    )
-    return context, page
+
+    async def steps() -> None:
+        await page.goto(f"{url}/explore")
+        await page.wait_for_function(f"() => ({COUNT_JS})() !== null", timeout=TIMEOUT_MS)
+        await (
+            page.get_by_test_id("stSidebar")
+            .get_by_test_id("stRadio")
+            .get_by_text("Upload", exact=True)
+            .click()
+        )
+
+    return context, page if await attempt(phase, "open /explore for an upload", steps()) else None
 
 
 async def upload_phase(browser, url: str, sessions: int, phase: Phase) -> None:
     docs = documents(sessions)
-    opened = [await open_upload(browser, url) for _ in range(sessions)]
-    pages = [page for _, page in opened]
+    opened = [await open_upload(browser, url, phase) for _ in range(sessions)]
     await asyncio.gather(
         *(
             upload(p, d, f"load_{k}.txt", phase)
-            for k, (p, d) in enumerate(zip(pages, docs, strict=True))
+            for k, ((_, p), d) in enumerate(zip(opened, docs, strict=True))
+            if p is not None
         )
     )
     for context, _ in opened:
         await context.close()
 
 
-async def memory_phase(browser, url: str, pid: int | None, n: int, phase: Phase) -> list[float]:
-    curve = []
-    context, page = await open_upload(browser, url)
-    for k, text in enumerate(documents(n)):
+async def memory_phase(
+    browser, url: str, pid: int | None, n: int, phase: Phase, curve: list[float]
+) -> None:
+    """One session uploads ``n`` documents one after another; the server's RSS after
+    each goes into ``curve`` (kept however far the phase gets)."""
+    context, page = await open_upload(browser, url, phase)
+    for k, text in enumerate(documents(n) if page is not None else []):
         await upload(page, text, f"memory_{k}.txt", phase)
         if pid is not None:
             curve.append(rss_mb(pid))
     await context.close()
-    return curve
 
 
 async def run(args: argparse.Namespace, url: str, pid: int | None) -> None:
@@ -313,10 +380,12 @@ async def run(args: argparse.Namespace, url: str, pid: int | None) -> None:
             big_upload = Phase(f"one upload of {args.big_upload_mb:g} MB")
             phases.append(big_upload)
             before = rss_mb(pid)
-            context, page = await open_upload(browser, url)
-            text = documents(1, int(args.big_upload_mb * 1024 * 1024))[0]
-            await upload(page, text, "big.txt", big_upload)
-            await page.wait_for_function(IDLE_JS, polling=200, timeout=TIMEOUT_MS)
+            context, page = await open_upload(browser, url, big_upload)
+            if page is not None:
+                text = documents(1, int(args.big_upload_mb * 1024 * 1024))[0]
+                await upload(page, text, "big.txt", big_upload)
+                idle = page.wait_for_function(IDLE_JS, polling=200, timeout=TIMEOUT_MS)
+                await attempt(big_upload, "the big upload's run to end", idle)
             await context.close()
             print(
                 f"{big_upload.line()}; server RSS {before:.0f} MB before, peak (VmHWM) "
@@ -326,13 +395,20 @@ async def run(args: argparse.Namespace, url: str, pid: int | None) -> None:
 
         async def measured(phase: Phase, work) -> None:
             phases.append(phase)
-            await work
+            await attempt(phase, "the phase", work)  # whatever is left unguarded
             print(phase.line(), f"[{load()}]", flush=True)
 
         await measured(
             explore := Phase(f"explore size change x{args.sessions}"),
             explore_phase(browser, url, args.sessions, explore),
         )
+        if args.explore_only:
+            await browser.close()
+            print(f"end: {load()}")
+            for phase in phases:
+                for problem in phase.problems():
+                    print(f"  {phase.name}: {problem}")
+            return
         if args.big_round:
             await measured(
                 big := Phase(f"explore size change x{args.big_round}"),
@@ -354,7 +430,9 @@ async def run(args: argparse.Namespace, url: str, pid: int | None) -> None:
             print(f"server RSS after the concurrent phases: {rss_mb(pid):.0f} MB")
         memory = Phase("sequential uploads")
         phases.append(memory)
-        curve = await memory_phase(browser, url, pid, args.uploads, memory)
+        curve: list[float] = []
+        work = memory_phase(browser, url, pid, args.uploads, memory, curve)
+        await attempt(memory, "the phase", work)
         print(memory.line(), f"[{load()}]")
         if curve:
             marks = sorted({0, *range(9, len(curve), 10), len(curve) - 1})
@@ -382,6 +460,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--novel-sessions", type=int, default=4, help="sessions on the novel (0: none)"
+    )
+    parser.add_argument(
+        "--explore-only",
+        action="store_true",
+        help="only the explore phase (the size changes of --sessions sessions)",
     )
     args = parser.parse_args()
     with app_server(args.url) as server:

@@ -28,6 +28,7 @@ from chunking.evaluation.boundaries import BoundaryScores, chunk_starts, score_b
 from chunking.evaluation.gold import DEFAULT_MARKER, Gold, GoldError, gold_from_marked, load_gold
 from chunking.viz.boundaries import METRIC_NAMES, agreement_ranking, marked_text_html
 from pages import cached, state
+from pages.upload_limits import app_uploader_mb
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPONENT_DIR = Path(__file__).resolve().parent / "components" / "boundary_editor"
@@ -282,6 +283,7 @@ def save_load_section(source: cached.Source, found: Drawn) -> None:
         "Load a gold file (JSON) or a text with a <<<BOUNDARY>>> line between segments",
         type=["json", "txt", "md"],
         key=UPLOAD_KEY,
+        max_upload_size=app_uploader_mb(),
         help="A gold file is refused when it was drawn on another text (its sha256 differs).",
     )
 

@@ -156,15 +156,27 @@ def safe_chunks(source: Source, config: Config) -> tuple[Chunk, ...] | str:
 # strategy (chunking.engine.spans.document_sentences); word pieces are counted for the
 # chunks alone, not for the whole document (make_report).
 @bounded("reports", "Measuring chunks…", copy=True)
-def _analysis(key: str, config_json: str, _source: Source) -> Report:
+def _analysis(
+    key: str, config_json: str, reader: tuple[str, int] | None, _source: Source
+) -> Report:
     config = Config.from_json(config_json)
-    return make_report(_source.document, config, chunks(_source, config))
+    return make_report(_source.document, config, chunks(_source, config), reader=reader)
+
+
+#: Session key: the model each set of strategy controls resolved its unit ``model`` for
+#: (key prefix -> the configuration's JSON, the model's name, its window in that unit),
+#: set by :func:`pages.config_controls.follow_chosen_model`.
+READERS_KEY = "_ce_readers"
 
 
 def analysis(source: Source, config: Config) -> Report:
     """The core's report (sizes in every unit, warnings, boundaries, pages) for
-    ``config``; ``chunk-explorer stats`` shows the same."""
-    return _analysis(source.key, config.to_json(), source)
+    ``config``; ``chunk-explorer stats`` shows the same. Chunks too long for the model
+    are counted for the model its unit ``model`` was resolved for (:data:`READERS_KEY`)."""
+    as_json = config.to_json()
+    readers = st.session_state.get(READERS_KEY, {}).values()
+    reader = next(((name, window) for j, name, window in readers if j == as_json), None)
+    return _analysis(source.key, as_json, reader, source)
 
 
 @bounded("boundary_pages")

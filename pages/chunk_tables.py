@@ -6,6 +6,7 @@ configuration (:func:`comparison_table`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import streamlit as st
@@ -15,6 +16,9 @@ from chunking.analysis.report import Report
 from chunking.output.preview import preview, row_range
 from pages import cached
 from pages.param_widgets import option_label
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 # ------------------------------------------------------------------------- chunks
 
@@ -74,6 +78,22 @@ def chunk_table_for(source: cached.Source, config: Config) -> pd.DataFrame:
     """:func:`chunk_table` of the chunks for ``config``, built once per configuration
     rather than on every rerun (a preview per chunk adds up on large documents)."""
     return _chunk_table(source.key, config.to_json(), source)
+
+
+@cached.bounded("chunk_tables")
+def _chunk_arrow(key: str, config_json: str, _source: cached.Source) -> pa.Table:
+    import pyarrow as pa
+
+    table = _chunk_table(key, config_json, _source)
+    return pa.Table.from_pandas(table, preserve_index=False)
+
+
+def chunk_table_view(source: cached.Source, config: Config) -> pa.Table:
+    """:func:`chunk_table_for` as the Arrow table ``st.dataframe`` sends, made once per
+    configuration and shared (an Arrow table is immutable): a rerun neither unpickles
+    a copy of the table nor converts it again, which adds up on a novel's thousands of
+    chunks."""
+    return _chunk_arrow(source.key, config.to_json(), source)
 
 
 def comparison_table(rows: Mapping[str, tuple[Config, Report]]) -> pd.DataFrame:

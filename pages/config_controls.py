@@ -3,21 +3,37 @@ under a key prefix (:func:`config_controls`), the configuration they hold
 (:func:`config_from_state`, :func:`build_config`) or one set into them
 (:func:`apply_config`), and configurations B to D compared with the sidebar's A
 (:func:`comparison_configs`). The sidebar draws them without a prefix.
+
+A size in unit ``model`` counts the tokens of the chosen model (:func:`follow_chosen_model`):
+the strategy's own ``model``, or for a strategy without one the "Sizes counted for" model
+box (:func:`sizes_model`). The widgets keep showing ``model`` (links and saved widget
+states say ``model``); the configuration returned, which pages compute with, says what
+it counts (:func:`chunking.embedding.unit.follow_model`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
 from chunking import Config, Strategy, strategies
-from chunking.documents.tokenizers import check_app_unit
+from chunking.documents.tokenizers import NOT_STORED, check_app_unit, is_stored_unit
+from chunking.units import TOKENIZER_PREFIX
+from pages.cached import READERS_KEY
+from pages.model_choice import endpoint_models, model_select
 from pages.param_widgets import param_start, param_widget, tokenizer_upload, widget_value
 from pages.state import PERSIST, param_key
 
+if TYPE_CHECKING:
+    from chunking.embedding.unit import ModelUnit
+
 STRATEGY_KEY = "strategy"
+#: Session key (after the prefix) of the "Sizes counted for" model box: the model whose
+#: tokens sizes in unit ``model`` count, for a strategy without a model of its own.
+UNIT_MODEL_KEY = "unit_model"
 
 
 # ------------------------------------------------------------------- strategy controls
@@ -41,8 +57,13 @@ def build_config(strategy: str, values: Mapping[str, Any]) -> Config | str:
         return f"Invalid configuration: {exc}."
 
 
-def config_controls(prefix: str = "", default: str | None = None) -> Config | str:
-    """A strategy selectbox and the selected strategy's parameter widgets."""
+def config_controls(
+    prefix: str = "", default: str | None = None, *, follow: bool = True
+) -> Config | str:
+    """A strategy selectbox and the selected strategy's parameter widgets; with
+    ``follow``, a unit ``model`` resolved for the chosen model (:func:`follow_chosen_model`,
+    which may draw the "Sizes counted for" box: without ``follow`` the caller draws it,
+    e.g. outside an expander, since the model box holds one)."""
     registry = strategies()
     names = list(registry)
     key = f"{prefix}{STRATEGY_KEY}"
@@ -72,7 +93,98 @@ def config_controls(prefix: str = "", default: str | None = None) -> Config | st
         param_widget(param, param_key(name, param.name, prefix))
         if param.name == "unit" and param.pattern and not prefix:
             tokenizer_upload(param_key(name, param.name, prefix))
-    return build_config(name, read_params(spec, prefix))
+    built = build_config(name, read_params(spec, prefix))
+    return follow_chosen_model(built, prefix) if follow else built
+
+
+# ------------------------------------------------------------- the model unit's model
+
+
+def sizes_model(config: Config, prefix: str = "") -> str | None:
+    """The model whose tokens sizes in unit ``model`` count: the strategy's own ``model``
+    parameter, or for a strategy without one the "Sizes counted for" model box (drawn
+    here, under ``prefix``); None when the unit is not ``model``."""
+    if config.unit != "model":
+        return None
+    if "model" in config.spec.param_names:
+        return str(config.params["model"])
+    return model_select(f"{prefix}{UNIT_MODEL_KEY}", "Sizes counted for")
+
+
+def follow_chosen_model(result: Config | str, prefix: str = "") -> Config | str:
+    """``result`` with a unit ``model`` counting the chosen model's own tokens
+    (:func:`sizes_model`, :func:`follow_model_unit`), whose tokens said in a caption, or
+    in a warning when they cannot be counted here or the window is guessed; a message
+    (as :func:`build_config` gives) when the model's tokens cannot be read."""
+    remember_reader(prefix, None)
+    if isinstance(result, str):
+        return result
+    model = sizes_model(result, prefix)
+    if model is None:
+        return result
+    followed = follow_model_unit(result, model)
+    if isinstance(followed, str):
+        return followed
+    config, how = followed
+    if how is not None and how.warning:
+        st.warning(f"{how.warning[0].upper()}{how.warning[1:]}.", icon=":material/straighten:")
+    elif how is not None:
+        st.caption(f"Sizes count {how.counts} (the model reads {how.window:,} of them).")
+    if how is not None and config.unit != "model":
+        remember_reader(prefix, (config, reader_name(model), how.window))
+    return config
+
+
+def remember_reader(prefix: str, reader: tuple[Config, str, int] | None) -> None:
+    """Record (or with None, forget) that the configuration of the controls under
+    ``prefix``, its unit resolved for the model named, is read by that model up to the
+    window given in that unit: the report then flags the chunks over it
+    (:func:`pages.cached.analysis`). One entry per controls, so nothing stale is kept."""
+    readers = st.session_state.setdefault(READERS_KEY, {})
+    if reader is None:
+        readers.pop(prefix, None)
+    else:
+        config, name, window = reader
+        readers[prefix] = (config.to_json(), name, window)
+
+
+def reader_name(model: str) -> str:
+    """A chosen model as a warning names it: an endpoint by its model, a folder by its
+    name, any other model as it is called."""
+    from chunking.embedding.endpoint import EndpointSpec, is_endpoint
+
+    if is_endpoint(model):
+        try:
+            return EndpointSpec.parse(model).model
+        except ValueError:
+            return model
+    return Path(model).name if Path(model).is_dir() else model
+
+
+def follow_model_unit(config: Config, model: str) -> tuple[Config, ModelUnit | None] | str:
+    """``config`` with its unit ``model`` resolved for ``model``
+    (:func:`chunking.embedding.unit.follow_model`) and the resolution, or what is wrong.
+
+    A tokenizer file is read only as a model folder's own ``tokenizer.json``, a tokenizer
+    uploaded here, or one given in this session's endpoint box: an endpoint name in a
+    link (a strategy's ``model`` parameter) cannot make the server open another file."""
+    from chunking.embedding.unit import follow_model, model_unit
+
+    try:
+        unit = model_unit(model).unit
+        if unit.startswith(TOKENIZER_PREFIX) and not _may_read(unit, model):
+            raise ValueError(NOT_STORED)
+        return follow_model(config, model)
+    except ValueError as exc:
+        return f"Invalid configuration: {exc}."
+
+
+def _may_read(unit: str, model: str) -> bool:
+    from chunking.embedding.endpoint import is_endpoint
+
+    if is_stored_unit(unit):
+        return True
+    return model in endpoint_models() if is_endpoint(model) else Path(model).is_dir()
 
 
 #: Session keys (after the prefix): the strategy the box last drew, and what a switch
@@ -138,8 +250,11 @@ def comparison_configs(first: Config, prefix: str, count_key: str) -> dict[str, 
             st.markdown(f"**{letter}**")
             with st.expander("Settings", expanded=False):
                 result = config_controls(
-                    prefix=f"{prefix}{letter}.", default=others[(slot - 1) % len(others)]
+                    prefix=f"{prefix}{letter}.",
+                    default=others[(slot - 1) % len(others)],
+                    follow=False,
                 )
+            result = follow_chosen_model(result, f"{prefix}{letter}.")
             if isinstance(result, str):
                 st.error(f"{letter}: {result}")
                 continue
@@ -160,8 +275,33 @@ def config_from_state(prefix: str = "") -> Config | None:
 
 
 def apply_config(config: Config, prefix: str = "") -> None:
-    """Set the strategy and parameter widgets to ``config`` (a button callback)."""
+    """Set the strategy and parameter widgets to ``config`` (a button callback). A unit
+    that is the chosen model's resolution (a configuration computed here, e.g. a row of
+    Evaluate's results) is set back to ``model``, which the unit box offers."""
     st.session_state[f"{prefix}{STRATEGY_KEY}"] = config.strategy
     for param in config.spec.params:
         key = param_key(config.strategy, param.name, prefix)
-        st.session_state[key] = widget_value(param, config.params[param.name])
+        value = config.params[param.name]
+        if param.name == "unit" and _is_resolution(config, prefix):
+            value = "model"
+        st.session_state[key] = widget_value(param, value)
+
+
+def _is_resolution(config: Config, prefix: str) -> bool:
+    """Whether ``config``'s ``tokenizer:`` unit is what unit ``model`` resolves to for
+    the model it would be counted for (its own, or the prefix's "Sizes counted for")."""
+    unit = config.unit
+    if not unit.startswith(TOKENIZER_PREFIX) or is_stored_unit(unit):
+        return False
+    if "model" in config.spec.param_names:
+        model = config.params.get("model")
+    else:
+        model = st.session_state.get(f"{prefix}{UNIT_MODEL_KEY}")
+    if not isinstance(model, str) or not model.strip():
+        return False
+    from chunking.embedding.unit import model_unit
+
+    try:
+        return model_unit(model).unit == unit
+    except ValueError:
+        return False

@@ -161,6 +161,8 @@ def corpus_input() -> Corpus | None:
         "Documents, or a .zip of them",
         accept_multiple_files=True,
         key=UPLOAD_KEY,
+        # a zip may carry the whole corpus; each document in it is held to max_bytes
+        max_upload_size=sidebar.uploader_limit_mb(CorpusLimits.max_total_bytes),
         help=f"Up to {CorpusLimits.max_files:,} documents and "
         f"{CorpusLimits.max_total_bytes // 2**20} MB in all; each document up to "
         f"{max_bytes / 2**20:g} MB ({sidebar.MAX_MB_ENV}). A zip may not expand more than "

@@ -131,6 +131,7 @@ class CodeRun:
 
 def code_controls() -> CodeRun | None:
     """The code-set form; ``None`` until it is submitted with valid values."""
+    model_key = f"{P}code_model"
     with st.form(f"{P}code_form"):
         cols = st.columns([2, 2, 3])
         chunks = cols[0].radio(
@@ -148,17 +149,7 @@ def code_controls() -> CodeRun | None:
             key=f"{P}code_ks",
             help="Pass@k and the other metrics at every k (comma-separated).",
         )
-        model = cols[2].selectbox(
-            "Embedding model",
-            list(MODELS),
-            format_func=MODELS.__getitem__,
-            persist_state=state.PERSIST,
-            key=f"{P}code_model",
-            help="The bundled model in torch by default, here as on the command line, so "
-            "that the recall stays comparable with published rows (the other pages start at "
-            "minilm-onnx-int8 once it is built: the same model, about twice as fast, "
-            "cosine at least 0.98 to it).",
-        )
+        model_slot = cols[2].empty()  # drawn after the endpoint box, which may add a choice
         cols = st.columns([3, 2, 2])
         chosen = cols[0].multiselect(
             "Strategies (when cut)",
@@ -176,6 +167,25 @@ def code_controls() -> CodeRun | None:
             default=["tokens"],
             persist_state=state.PERSIST,
             key=f"{P}code_units",
+        )
+        endpoint = model_choice.endpoint_box(model_key, in_form=True)
+        if endpoint and st.session_state.get(f"{model_key}_endpoint") != endpoint:
+            st.session_state[f"{model_key}_endpoint"] = endpoint
+            st.session_state[model_key] = endpoint  # a new endpoint filled in: chosen
+        options = list(dict.fromkeys([*MODELS, *model_choice.endpoint_models()]))
+        if st.session_state.get(model_key) not in (None, *options):
+            st.session_state[model_key] = DEFAULT_MODEL  # an endpoint of another session
+        model = model_slot.selectbox(
+            "Embedding model",
+            options,
+            format_func=lambda m: MODELS.get(m) or model_choice.model_label(m),
+            persist_state=state.PERSIST,
+            key=model_key,
+            help="The bundled model in torch by default, here as on the command line, so "
+            "that the recall stays comparable with published rows (the other pages start at "
+            "minilm-onnx-int8 once it is built: the same model, about twice as fast, "
+            "cosine at least 0.98 to it). An embeddings endpoint added below is chosen "
+            "here once its URL and model are filled in.",
         )
         submitted = st.form_submit_button("Run on the code set", type="primary")
     if not submitted and f"{P}code_last" not in st.session_state:
@@ -216,6 +226,7 @@ def code_model(run: CodeRun, dataset: Dataset, run_key: str, texts: Sequence[str
     """The model to run with: the static one for a quick first look when the chosen
     model would take long (with the button for it); the wait said either way, as the
     core estimates it (:func:`chunking.embedding.models.estimate_wait`)."""
+    from chunking.embedding.endpoint import is_endpoint
     from chunking.embedding.models import estimate_wait
 
     count = f"{len(texts) - len(dataset.questions):,} chunks and {len(dataset.questions)} questions"
@@ -228,11 +239,17 @@ def code_model(run: CodeRun, dataset: Dataset, run_key: str, texts: Sequence[str
         model_choice.preview_notice(run.model, run_key, wait, f"{P}code_full_model")
         return model
     wait = estimate_wait(model, texts, count, disk_cache=True)
-    if wait.seconds >= 1:
+    if wait.unknown:  # an endpoint never timed here
         st.caption(
-            f"{model_choice.model_label(model)} embeds {count}: {wait.describe()} on this "
-            "machine now, the first time (then from the disk cache); minilm-static gives a "
-            "fast first look."
+            f"{model_choice.model_label(model)} embeds {count}: {wait.describe()} "
+            "(then from the disk cache)."
+        )
+    elif wait.seconds >= 1:
+        where = "at this endpoint, as measured here" if is_endpoint(model) else "on this machine"
+        st.caption(
+            f"{model_choice.model_label(model)} embeds {count}: {wait.describe()} {where} "
+            "now, the first time (then from the disk cache); minilm-static gives a fast "
+            "first look."
         )
     return model
 

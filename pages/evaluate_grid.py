@@ -264,7 +264,15 @@ def _sweep(
     technique = Technique(**json.loads(technique_json))
     embedders = {m: get_embedder(m) for m in models}
     results = [
-        sweep(_qs.documents, _qs.questions, grid, embedders[m], settings, None, technique)
+        sweep(
+            _qs.documents,
+            _qs.questions,
+            model_grid(grid, m),
+            embedders[m],
+            settings,
+            None,
+            technique,
+        )
         for m in models
     ]
     merged = merge_results(results)
@@ -279,6 +287,39 @@ def _sweep(
 
 def grid_json(grid: Grid) -> str:
     return json.dumps(grid.to_dict(), sort_keys=True)
+
+
+def model_grid(grid: Grid, model: str) -> Grid:
+    """``grid`` with its unit ``model`` counting ``model``'s own tokens
+    (:func:`chunking.embedding.unit.resolve_units`, as ``evaluate --model`` does), so that
+    each model's configurations are sized in what that model reads; unchanged without
+    that unit. ``ValueError`` when the model's tokens cannot be read."""
+    if "model" not in grid.units:
+        return grid
+    from chunking.embedding.unit import resolve_units
+
+    return Grid.from_dict({**grid.to_dict(), "unit": resolve_units(grid.units, model)})
+
+
+def unit_notes(grid: Grid, models: list[str]) -> None:
+    """Under a grid with unit ``model``: whose tokens each model's sizes count, a warning
+    for a model whose own tokens cannot be counted here (or whose window is guessed)."""
+    if "model" not in grid.units:
+        return
+    from chunking.embedding.unit import model_unit
+
+    counts = []
+    for model in models:
+        try:
+            resolved = model_unit(model)
+        except ValueError:
+            continue  # the sweep says what is wrong with it
+        if resolved.warning:
+            st.warning(f"{resolved.warning[0].upper()}{resolved.warning[1:]}.")
+        else:
+            counts.append(f"{model}: {resolved.counts} (reads {resolved.window:,})")
+    if counts:
+        st.caption("Sizes in unit model count " + "; ".join(counts) + ".")
 
 
 def warm_up(qs: QuestionSet, grid: Grid, model: str, technique: Technique, run_key: str) -> None:
@@ -316,10 +357,11 @@ def run_sweep(
     counts = [0, 0]
     if not all(model_choice.endpoint_allowed(m) for m in models):
         return None
+    unit_notes(grid, models)
     try:
         for model in models:
             run_key = "|".join([*key[:4], model])
-            warm_up(qs, grid, model, technique, run_key)
+            warm_up(qs, model_grid(grid, model), model, technique, run_key)
             requested, embedded = st.session_state[f"{P}warmed"][run_key]
             counts = [counts[0] + requested, counts[1] + embedded]
         with st.spinner("Scoring…" if technique.embedding == "naive" else "Late embedding…"):

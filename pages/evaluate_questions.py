@@ -25,6 +25,7 @@ from chunking.evaluation.datasets import (
 from chunking.evaluation.typed import SEPARATOR, parse_typed_questions
 from chunking.runtime.limits import CACHE_BOUNDS
 from pages import cached, sidebar, state
+from pages.upload_limits import app_uploader_mb
 
 #: Prefix of this page's widget keys (the question file uploader: ``eval_upload.``).
 P = "eval."
@@ -130,6 +131,7 @@ def own_questions() -> QuestionSet | None:
         "Question file (.csv or .jsonl)",
         type=["csv", "jsonl", "json", "ndjson"],
         key="eval_upload.questions",
+        max_upload_size=app_uploader_mb(),
         help="Columns question, references (JSON list of {content, start_index, end_index}) "
         "and optionally corpus_id (ignored: every question is about this document).",
     )

@@ -178,15 +178,18 @@ def llm_notes(document: str, chunk: Chunk) -> dict[str, str]:
 
 
 def chunk_section(
-    source: cached.Source, config: Config, chunks: Sequence[Chunk], pages: Sequence[Page]
+    source: cached.Source,
+    config: Config,
+    chunks: Sequence[Chunk],
+    analysis: Report,
+    pages: Sequence[Page],
 ) -> None:
     """The chunk table and one chunk on its own, with its sizes and metadata."""
-    analysis = cached.analysis(source, config)
     text, unit = source.document.text, config.unit
     table_col, detail_col = st.columns([3, 2])
     with table_col:
         st.dataframe(
-            chunk_tables.chunk_table_for(source, config),
+            chunk_tables.chunk_table_view(source, config),
             key=TABLE_KEY,
             on_select=partial(_on_table_select, pages),
             selection_mode="single-row",
@@ -334,7 +337,7 @@ def main() -> None:
     st.subheader("Where would you cut?")
     boundary_editor.explore_section(source, config, chunks)
     st.subheader("Chunks")
-    chunk_section(source, config, chunks, pages)
+    chunk_section(source, config, chunks, analysis, pages)
     st.subheader("Download")
     download_section(source, config, chunks, analysis)
     st.subheader("Export as code")

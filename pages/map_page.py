@@ -410,6 +410,12 @@ def first_view(source: cached.Source, mapped: Sequence[Mapped], chosen: str) -> 
         chosen, source.key, texts, f"{len(texts):,} chunks", marker
     )
     if wait is not None:
+        from dataclasses import replace
+
+        from chunking.embedding.models import estimate_map_seconds
+
+        points = sum(len(m.shown) for m in mapped)  # the map's own work after embedding
+        wait = replace(wait, then="the map", then_seconds=estimate_map_seconds(points))
         model_choice.preview_notice(chosen, source.key, wait, "map_full_model")
     return model
 

@@ -28,6 +28,7 @@ from chunking.evaluation.lens import (
 from chunking.output.preview import preview
 from chunking.viz.lens import lens_figure, selected_question
 from pages import cached, model_choice, state
+from pages.upload_limits import app_uploader_mb
 
 #: The Map page's prefix of widget keys (as in :mod:`pages.map_page`).
 P = "map."
@@ -84,6 +85,7 @@ def uploaded_projection() -> tuple[Projection | None, str] | None:
         "Reload a saved projection (JSON)",
         type=["json"],
         key=LENS_UPLOAD_KEY,
+        max_upload_size=app_uploader_mb(),
         help="A projection downloaded below: the same chunks are drawn at the same places. "
         "Projections are seeded, so the same chunks give the same map anyway.",
     )

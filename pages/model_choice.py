@@ -20,6 +20,7 @@ from pages import cached
 from pages.state import PERSIST, param_key, set_state
 
 if TYPE_CHECKING:
+    from chunking.embedding.endpoint import EndpointSpec
     from chunking.embedding.registry import NamedModel
 
 # ---------------------------------------------------------------------- the model box
@@ -196,6 +197,9 @@ def build_derived(models: Sequence[NamedModel], chosen: str, key: str) -> None:
 #: documents to in this session.
 ENDPOINTS_KEY = "_ce_endpoints"
 HOSTS_KEY = "_ce_endpoint_hosts"
+#: Session key: the prices the user gave per endpoint model (``URL#MODEL`` → US$ per
+#: million tokens), used by every cost caption; kept for the session, never in a link.
+PRICES_KEY = "_ce_endpoint_prices"
 
 
 def endpoint_models() -> list[str]:
@@ -249,6 +253,7 @@ def endpoint_box(key: str, *, in_form: bool = False) -> str | None:
             help=f"What its tokens are counted with: {', '.join(TOKENIZERS)}. Empty: known "
             "for OpenAI's models, else cl100k.",
         )
+        price_box(key, in_form=in_form)
         if not in_form:
             st.button(
                 "Use this endpoint", key=f"{key}_embed_use", on_click=_use_endpoint, args=(key,)
@@ -269,7 +274,105 @@ def endpoint_box(key: str, *, in_form: bool = False) -> str | None:
         return name
 
 
+def _box_spec(key: str) -> EndpointSpec | None:
+    """The endpoint the box ``key`` names now (None while its URL or model is missing
+    or wrong: adding it says what is wrong)."""
+    from chunking.embedding.endpoint import EndpointSpec
+
+    value = st.session_state.get
+    url, model = str(value(f"{key}_embed_url") or ""), str(value(f"{key}_embed_model") or "")
+    if not url.strip() or not model.strip():
+        return None
+    try:
+        return EndpointSpec(url, model)
+    except ValueError:
+        return None
+
+
+def given_price(spec: EndpointSpec) -> float | None:
+    """The price the user gave for ``spec``'s model in this session (None: not given)."""
+    return st.session_state.get(PRICES_KEY, {}).get(spec.cache_name)
+
+
+def default_price(spec: EndpointSpec) -> float | None:
+    """What the price box starts at for ``spec``: the price given in this session, else
+    the known model's dated price, else nothing (unknown)."""
+    given = given_price(spec)
+    if given is not None:
+        return given
+    return spec.known.price if spec.known is not None else None
+
+
+def price_box(key: str, *, in_form: bool = False) -> None:
+    """The endpoint box's "Price (US$ per million tokens)": it starts at the model's
+    price (:func:`default_price`) and follows the model typed in until the user changes
+    it; what the user sets is kept per endpoint model for the session
+    (:data:`PRICES_KEY`) and used by every cost caption (:func:`endpoint_cost`), with
+    where it comes from. In a form (no callbacks there) it is kept when submitted."""
+    from chunking.embedding.endpoint import PRICES_DATE
+
+    price_key, seeded_key = f"{key}_embed_price", f"{key}_embed_price_seeded"
+    spec = _box_spec(key)
+    if spec is not None:
+        seeded = st.session_state.get(seeded_key)
+        current = st.session_state.get(price_key)
+        stored = spec.cache_name in st.session_state.get(PRICES_KEY, {})
+        if seeded is None or seeded[0] != spec.cache_name:
+            untouched = seeded is None or current == seeded[1]
+            if untouched or (stored and not in_form):
+                st.session_state[price_key] = default_price(spec)
+        elif stored and not in_form:  # another box may have set it since
+            st.session_state[price_key] = given_price(spec)
+        st.session_state[seeded_key] = (spec.cache_name, st.session_state.get(price_key))
+    known = spec.known if spec is not None else None
+    st.number_input(
+        "Price (US$ per million tokens)",
+        min_value=0.0,
+        value=None,
+        step=0.01,
+        format="%.4f",
+        key=price_key,
+        persist_state=PERSIST,
+        on_change=None if in_form else _keep_price,
+        args=None if in_form else (key,),
+        placeholder="unknown",
+        help="What the provider charges for a million tokens sent, for the cost shown "
+        "before embedding. It starts at the known price of OpenAI's models "
+        f"({PRICES_DATE}; check the provider's page) and is empty (unknown) for others; "
+        "a server on this machine costs nothing. Kept for this session only.",
+    )
+    if in_form:
+        _keep_price(key)
+    if spec is not None:
+        price = st.session_state.get(price_key)
+        if price is not None and given_price(spec) is not None:
+            st.caption(f"Price for {spec.model}: ${price:g} per million tokens (given).")
+        elif known is not None and known.price is not None:
+            st.caption(
+                f"Price for {spec.model}: ${known.price:g} per million tokens "
+                f"({known.what}'s price of {PRICES_DATE})."
+            )
+
+
+def _keep_price(key: str) -> None:
+    """Keep the price box's value for the box's endpoint model: a price that differs
+    from the known one is "given"; the known one, or none, is not."""
+    spec = _box_spec(key)
+    if spec is None:
+        return
+    price = st.session_state.get(f"{key}_embed_price")
+    prices = dict(st.session_state.get(PRICES_KEY, {}))
+    known = spec.known.price if spec.known is not None else None
+    if price is None or price == known:
+        prices.pop(spec.cache_name, None)
+    else:
+        prices[spec.cache_name] = float(price)
+    st.session_state[PRICES_KEY] = prices
+    st.session_state[f"{key}_embed_price_seeded"] = (spec.cache_name, price)
+
+
 def _use_endpoint(key: str) -> None:
+    _keep_price(key)
     _add_endpoint(key)
 
 
@@ -331,11 +434,14 @@ def _confirm_host(host: str) -> None:
 
 
 def endpoint_cost(embedder: Embedder, texts: Sequence[str]) -> None:
-    """For an endpoint, the estimated cost of embedding ``texts`` (what is not cached)."""
+    """For an endpoint, the estimated cost of embedding ``texts`` (what is not cached),
+    at the price given in the endpoint box (:func:`given_price`), else the known one."""
     from chunking.embedding.endpoint import EndpointEmbedder, estimate_cost
 
     if isinstance(embedder, EndpointEmbedder):
-        st.caption(f"Embedding cost: {estimate_cost(embedder, texts).describe()}")
+        cost = estimate_cost(embedder, texts, given_price(embedder.spec))
+        give = "in the endpoint box (Price, US$ per million tokens)"
+        st.caption(f"Embedding cost: {cost.describe(give)}")
 
 
 def first_view_model(
@@ -460,12 +566,18 @@ def embed_with_progress(embedder: Embedder, texts: Sequence[str], label: str) ->
     label followed by the core's estimate of the wait
     (:func:`chunking.embedding.models.estimate_embedding_seconds`); returns the vectors
     (one row per text)."""
+    from chunking.embedding.endpoint import UNKNOWN_WAIT, EndpointEmbedder
     from chunking.embedding.models import estimate_embedding_seconds
     from chunking.embedding.timing import about
 
     texts = list(texts)
     endpoint_cost(embedder, texts)
-    seconds = estimate_embedding_seconds(embedder.name, texts, disk_cache=True)
+    if isinstance(embedder, EndpointEmbedder):  # its own throughput, measured here
+        measured = embedder.estimate_seconds(texts)
+        seconds = 0.0 if measured is None else measured
+        label = f"{label}, {UNKNOWN_WAIT}" if measured is None else label
+    else:
+        seconds = estimate_embedding_seconds(embedder.name, texts, disk_cache=True)
     label = f"{label}, {about(seconds)}" if seconds >= 1 else label
     holder = st.empty()
 

@@ -18,6 +18,7 @@ from chunking.documents.tokenizers import NOT_STORED, is_stored_unit
 from chunking.units import DEFAULT_MODEL, TOKENIZER_PREFIX
 from pages.model_choice import app_model
 from pages.state import PERSIST
+from pages.upload_limits import app_uploader_mb
 
 
 def widget_value(param: Param, value: Any) -> Any:
@@ -137,6 +138,7 @@ def tokenizer_upload(unit_key: str) -> None:
             "tokenizer.json or .tiktoken",
             type=["json", "tiktoken"],
             key=upload_key,
+            max_upload_size=app_uploader_mb(),
             on_change=_use_tokenizer,
             args=(upload_key, unit_key),
             help="Sizes are then counted in your model's tokens. The file is checked and "

@@ -38,13 +38,18 @@ from pages.cached import Source, text_key
 from pages.config_controls import STRATEGY_KEY, apply_config, config_controls, config_from_state
 from pages.param_widgets import widget_value
 from pages.state import PERSIST, param_key
+from pages.upload_limits import (  # noqa: F401 (the sidebar's names too)
+    MAX_MB_ENV,
+    limit_reason,
+    max_upload_bytes,
+    uploader_limit_mb,
+)
 
 #: The folder of app.py: the repository root, or ``chunk_explorer_app/`` when installed
 #: from the wheel (which carries sample_docs/ there too, see pyproject.toml).
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_DIR = ROOT / "sample_docs"
 DEFAULT_SAMPLE = "technical_guide.md"
-MAX_MB_ENV = "CHUNK_EXPLORER_MAX_MB"
 #: Another folder of sample documents instead of ``sample_docs/``.
 SAMPLES_ENV = "CHUNK_EXPLORER_SAMPLES"
 SOURCES = ("Sample", "Paste", "Upload")
@@ -95,23 +100,6 @@ _URL_PROBLEMS = "_ce_url_problems"
 # ------------------------------------------------------------------------ documents
 
 
-def max_upload_bytes(environ: Mapping[str, str] | None = None) -> tuple[int, str | None]:
-    """The size limit from ``CHUNK_EXPLORER_MAX_MB`` (default 50 MB) and any problem with it."""
-    environ = os.environ if environ is None else environ
-    raw = environ.get(MAX_MB_ENV, "").strip()
-    if not raw:
-        return MAX_BYTES_DEFAULT, None
-    try:
-        megabytes = float(raw)
-    except ValueError:
-        megabytes = -1.0
-    if not megabytes > 0:
-        return MAX_BYTES_DEFAULT, (
-            f"{MAX_MB_ENV}={raw!r} is not a positive number of megabytes; using 50 MB"
-        )
-    return max(1, int(megabytes * 1024 * 1024)), None
-
-
 def load_document(
     data: bytes,
     name: str,
@@ -123,11 +111,7 @@ def load_document(
     (``pdf_options``: see :func:`chunking.documents.io.read_bytes`). A file over the
     limit is refused with the app's own reason (the server's setting, not a flag)."""
     if len(data) > max_bytes:
-        return (
-            f"{name} is {format_size(len(data))}, over the app's limit of "
-            f"{format_size(max_bytes)} per file (set on the server by {MAX_MB_ENV}); split "
-            "it into smaller files"
-        )
+        return f"{name} is {format_size(len(data))}, over {limit_reason(max_bytes)}"
     try:
         return read_bytes(data, name, max_bytes=max_bytes, encoding=encoding, **pdf_options)
     except DocumentError as exc:
@@ -199,11 +183,24 @@ def _pasted(text: str) -> Source | str:
 
 def _upload_help(max_bytes: int) -> str:
     kinds = ", ".join(sorted(SUPPORTED_EXTENSIONS))
-    server_mb = float(st.get_option("server.maxUploadSize"))
-    limit_mb = min(max_bytes / 1024 / 1024, server_mb)
+    server_mb = int(st.get_option("server.maxUploadSize"))
+    beyond = (
+        f" (the server's server.maxUploadSize, {server_mb} MB, caps it: raise both)"
+        if max_bytes > server_mb * 2**20
+        else ""
+    )
     return (
-        f"Up to {limit_mb:g} MB ({MAX_MB_ENV} and server.maxUploadSize). Supported: "
-        f"{kinds}. PDFs need a text layer; each chunk's metadata keeps its pages and boxes."
+        f"At most {limit_reason(max_bytes)}{beyond}. Supported: {kinds}. PDFs need a "
+        "text layer; each chunk's metadata keeps its pages and boxes."
+    )
+
+
+def _no_upload(max_bytes: int) -> str:
+    """The hint while the uploader holds no file; also what explains a file the browser
+    refused for its size (its chip turns red, "File must be 50.0MB or smaller" only in a
+    tooltip, and the file never reaches the app)."""
+    return (
+        f"Upload a file above, or pick a sample. Files are refused over {limit_reason(max_bytes)}."
     )
 
 
@@ -290,7 +287,11 @@ def _upload_input() -> tuple[Source | str, bool]:
     if problem:
         st.warning(problem)
     st.file_uploader(
-        "File", key=UPLOAD_KEY, help=_upload_help(max_bytes), on_change=_on_upload_change
+        "File",
+        key=UPLOAD_KEY,
+        help=_upload_help(max_bytes),
+        on_change=_on_upload_change,
+        max_upload_size=uploader_limit_mb(max_bytes),
     )
     upload = _current_upload()
     encoding = st.selectbox(
@@ -303,7 +304,7 @@ def _upload_input() -> tuple[Source | str, bool]:
         "one to override the guess. PDF and DOCX files carry their own.",
     )
     if upload is None:
-        return "Upload a file above, or pick a sample.", False
+        return _no_upload(max_bytes), False
     if upload.document is not None:
         return Source.of(upload.document, "upload"), False
     chosen = None if encoding == DETECT else encoding
@@ -449,8 +450,8 @@ def strategy_controls(source: Source | None) -> Config | None:
     container = st.container()
     result = config_controls()
     with container:
-        if source is not None:
-            recommendation_box(source, result)
+        if source is not None:  # compared as the widgets show it (unit model unresolved)
+            recommendation_box(source, config_from_state() or result)
     config = result if isinstance(result, Config) else None
     if config is None:
         st.error(result)
@@ -541,7 +542,8 @@ def write_url(source: Source | None, config: Config | None) -> None:
     if config is None:
         return
     sample = source.document.name if source is not None and source.origin == "sample" else None
-    query = config_to_query(config, sample)
+    # as the widgets show it: a unit model stays "model" in links, resolved on arrival
+    query = config_to_query(config_from_state() or config, sample)
     if dict(st.query_params.to_dict()) != query:
         st.query_params.from_dict(query)
 

@@ -121,6 +121,7 @@ def vector_database_box(
     except (SinkError, ValueError) as exc:
         st.error(str(exc))
         return
+    notice = st.empty()  # filled after the button: a write just completed clears it
     if st.button(
         f"Write {chunks:,} chunks to {target}",
         key=f"{prefix}.sink_write",
@@ -133,6 +134,7 @@ def vector_database_box(
             st.error(str(exc))
             return
         _write_to_sink(prefix, target, collection, config, model, model_key, documents())
+    _unfinished_notice(notice, target, collection)
     written = st.session_state.get(prefix + _SINK_WRITTEN)
     if written is not None and written[:2] == (target.key, collection):
         st.success(
@@ -141,6 +143,28 @@ def vector_database_box(
             icon=":material/check_circle:",
         )
     _search_box(prefix, target, collection)
+
+
+def _unfinished_notice(notice: Any, target: Target, collection: str) -> None:
+    """Say when the collection (or another in the folder) holds a write that did not
+    complete: the server restarted mid-write, or the write stopped with an error."""
+    from chunking.sinks.journal import unfinished, unfinished_in
+
+    where = f"{target.kind}:{target.path}"
+    mine = unfinished(target.path, collection)
+    others = [u.collection for u in unfinished_in(target.path) if u.collection != collection]
+    lines = [mine.message(where)] if mine is not None else []
+    if others:
+        lines.append(
+            f"{where} also holds incomplete collections: {', '.join(others)} (write them "
+            "again with their configuration to complete them)."
+        )
+    if not lines:
+        return
+    if mine is not None and mine.running:
+        notice.info("\n\n".join(lines), icon=":material/hourglass_top:")
+    else:
+        notice.warning("\n\n".join(lines), icon=":material/warning:")
 
 
 def _write_to_sink(
@@ -161,6 +185,7 @@ def _write_to_sink(
     if not records:
         st.error("There are no chunks to write.")
         return
+    st.caption(f"Writing {len(records):,} chunks to {target}: {write_wait(target, model, texts)}.")
     embedder = load_embedder(model, model_key=model_key)
     if embedder is None:
         return
@@ -193,6 +218,19 @@ def _write_to_sink(
     finally:
         holder.empty()
     st.session_state[prefix + _SINK_WRITTEN] = (target.key, collection, len(records), count)
+
+
+def write_wait(target: Target, model: str, texts: Sequence[str]) -> str:
+    """The whole wait of a write, as the core estimates it: loading the model, embedding
+    the texts not cached yet, and the database's own write."""
+    from dataclasses import replace
+
+    from chunking.embedding.models import estimate_wait, estimate_write_seconds
+    from chunking.sinks.kinds import SINKS
+
+    wait = estimate_wait(model, texts, f"{len(texts):,} chunks", disk_cache=True)
+    seconds = estimate_write_seconds(len(texts), SINKS[target.kind].modules[0])
+    return replace(wait, then="writing them", then_seconds=seconds).describe()
 
 
 def _search_box(prefix: str, target: Target, collection: str) -> None:

@@ -13,7 +13,8 @@ Warnings say what went wrong *and* what to do about it:
 - chunks over the size limit (documented exceptions are counted separately),
 - tiny chunks (under a share of the limit),
 - cuts in the middle of a word or a sentence,
-- chunks an embedding model would truncate (all-MiniLM-L6-v2 reads 256 word pieces).
+- chunks an embedding model would truncate (all-MiniLM-L6-v2 reads 256 word pieces; a
+  chosen model whose own tokens the sizes count, its window in them).
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ from ..units import (
 
 #: How many word pieces all-MiniLM-L6-v2 reads, special tokens included.
 DEFAULT_MODEL_MAX_TOKENS = DEFAULT_MODEL_WINDOW
+#: The embedding model that reads the chunks when it is not the bundled one: its name
+#: and how many tokens of the configuration's unit (its own tokens) it reads.
+Reader = tuple[str, int]
 #: A chunk under this share of the size limit counts as tiny.
 TINY_RATIO = 0.1
 #: Without a size limit, a chunk under this many characters counts as tiny.
@@ -399,6 +403,24 @@ def truncated_by_model(
     )
 
 
+def too_long_for_reader(indices: Sequence[int], reader: Reader) -> ChunkWarning | None:
+    """Chunks over what the chosen embedding model reads, when the sizes are counted in
+    its own tokens (``reader``: its name and window in that unit; the ``model`` unit
+    resolved for it, :func:`chunking.embedding.unit.follow_model`)."""
+    long = sorted(indices)
+    if not long:
+        return None
+    model, window = reader
+    return ChunkWarning(
+        "truncated",
+        f"{_plural(len(long), 'chunk')} too long for {model}",
+        f"Chunks {_listing(long)} are over the {window:,} of its own tokens that {model} "
+        "reads (the unit of the sizes); the embedding model silently ignores the rest. "
+        f"Lower the size to at most {window:,}, or embed with a model that reads more.",
+        tuple(long),
+    )
+
+
 def flagged(chunks: Sequence[Chunk]) -> ChunkWarning | None:
     """Chunks carrying flags other than "over limit" (those are counted by
     :func:`over_limit`): for example another library's wrong offsets or altered text."""
@@ -432,10 +454,13 @@ def find_warnings(
     truncated: Sequence[int] | None = None,
     max_tokens: int = DEFAULT_MODEL_MAX_TOKENS,
     strategy: str | None = None,
+    reader: Reader | None = None,
 ) -> list[ChunkWarning]:
     """Every warning that applies; checks whose inputs are missing are skipped.
 
-    ``strategy`` (the one that made ``chunks``) keeps the advice from suggesting it."""
+    ``strategy`` (the one that made ``chunks``) keeps the advice from suggesting it;
+    ``reader`` names the model ``truncated`` is counted for when it is not the bundled
+    one (:func:`too_long_for_reader`)."""
     found = [
         over_limit(chunks, limit, unit),
         flagged(chunks),
@@ -444,13 +469,15 @@ def find_warnings(
     ]
     if sentences is not None:
         found.append(mid_sentence_cuts(chunks, sentences, strategy=strategy, text=text))
-    if truncated is not None:
+    if truncated is not None and reader is not None:
+        found.append(too_long_for_reader(truncated, reader))
+    elif truncated is not None:
         found.append(truncated_by_model(truncated, max_tokens, unit=unit))
-    return _one_warning_per_set_of_chunks([w for w in found if w is not None], max_tokens)
+    return _one_warning_per_set_of_chunks([w for w in found if w is not None], max_tokens, reader)
 
 
 def _one_warning_per_set_of_chunks(
-    warnings: list[ChunkWarning], max_tokens: int
+    warnings: list[ChunkWarning], max_tokens: int, reader: Reader | None = None
 ) -> list[ChunkWarning]:
     """Chunks too long for the model that are all over the limit are said once, in the
     over-limit warning (a table whose rows are over the size would otherwise be named
@@ -460,12 +487,16 @@ def _one_warning_per_set_of_chunks(
     if over is None or long is None or not set(long.chunks) <= set(over.chunks):
         return warnings
     every = "all of them" if len(long.chunks) == len(over.chunks) else f"{long.count} of them"
+    model, past = (
+        (DEFAULT_MODEL, f"more than {max_tokens} word pieces")
+        if reader is None
+        else (reader[0], f"more than the {reader[1]:,} of its own tokens that {reader[0]} reads")
+    )
     merged = ChunkWarning(
         over.kind,
         over.title,
         f"{over.message} {every.capitalize()} also {'has' if long.count == 1 else 'have'} "
-        f"more than {max_tokens} word pieces, and {DEFAULT_MODEL} silently ignores the "
-        "rest of such a chunk.",
+        f"{past}, and {model} silently ignores the rest of such a chunk.",
         over.chunks,
     )
     return [merged if w is over else w for w in warnings if w is not long]
@@ -712,6 +743,7 @@ def make_report(
     *,
     sentences: Sequence[tuple[int, int]] | None = None,
     piece_starts: np.ndarray | None = None,
+    reader: Reader | None = None,
 ) -> Report:
     """Sizes, summaries, every warning, boundaries and pages of ``chunks`` of ``document``.
 
@@ -724,12 +756,23 @@ def make_report(
     through the ``model`` unit's sizer; the chunks the model would truncate follow from
     those counts (:func:`truncated_by_counts`). With ``piece_starts`` of the whole text
     (:func:`wordpiece_starts`), they come from those instead, with the same result.
+
+    ``reader`` (the chosen model's name and window in the configuration's unit, when the
+    ``model`` unit was resolved for a model other than the bundled one): the chunks it
+    would truncate are those over its window in that unit.
     """
     text = document.text
     max_tokens = model_max_tokens()
     if sentences is None:
         sentences = document_sentences(text)
-    if piece_starts is None and wordpiece_tokenizer() is not None:
+    if reader is not None:
+        sizes = all_sizes(chunks, config.unit, text=text, piece_starts=piece_starts)
+        truncated = [
+            c.index
+            for c, n in zip(chunks, sizes[config.unit], strict=True)
+            if n > reader[1] and not c.metadata.get("children")
+        ]
+    elif piece_starts is None and wordpiece_tokenizer() is not None:
         sizes = all_sizes(chunks, config.unit)
         # The model unit's own sizes are the strategy's (``chunk.size``): count here
         # what the model reads.
@@ -747,6 +790,7 @@ def make_report(
         truncated=truncated,
         max_tokens=max_tokens,
         strategy=config.strategy,
+        reader=reader,
     )
     return Report(
         config=config.to_dict(),

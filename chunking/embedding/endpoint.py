@@ -384,7 +384,8 @@ class EndpointEmbedder(Embedder):
         if self._dimension is None:
             self._dimension = self._stored_dimension()
         if self._dimension is None:
-            self._embed_missing(["dimension"], [text_key("dimension")], self._folder(None))
+            folder = self._folder(None)
+            self._embed_missing(["dimension"], [text_key("dimension")], folder, timed=False)
         assert self._dimension is not None
         return self._dimension
 
@@ -445,6 +446,37 @@ class EndpointEmbedder(Embedder):
     def _folder(self, cache_dir: Path | None) -> Path:
         return cache_dir or self.cache_dir or default_cache_dir()
 
+    def uncached(self, texts: Sequence[str]) -> list[str]:
+        """The distinct ``texts`` not cached yet (in memory or on disk): what embedding
+        them would send."""
+        distinct = list(dict.fromkeys(texts))
+        keys = [text_key(t) for t in distinct]
+        known = self._known_dimension()
+        if known is None:
+            return distinct
+        out = np.empty((len(distinct), known), dtype=np.float32)
+        missing = self._fill_from_cache(keys, out, True, self._folder(None))
+        return [distinct[rows[0]] for rows in missing.values()]
+
+    def sent_tokens(self, texts: Sequence[str]) -> int:
+        """The tokens sending ``texts`` costs: each cut at the window."""
+        return sum(min(n, self.token_limit) for n in self.count_tokens_batch(list(texts)))
+
+    def estimate_seconds(self, texts: Sequence[str] | int) -> float | None:
+        """Seconds embedding ``texts`` (those not cached yet; or that many texts as long
+        as the window) will take at this endpoint, from its throughput measured here
+        (:func:`measured_throughput`): 0 when nothing is to be sent; None before any
+        run was measured (the first request measures it)."""
+        if isinstance(texts, int):
+            tokens = texts * self.token_limit
+        else:
+            todo = self.uncached(texts)
+            tokens = self.sent_tokens(todo) if todo else 0
+        if not tokens:
+            return 0.0  # nothing to send
+        measured = measured_throughput(self.spec.cache_name, self._folder(None))
+        return None if measured is None else measured.seconds_for(tokens)
+
     def _known_dimension(self) -> int | None:
         if self._dimension is None:
             self._dimension = self._stored_dimension()
@@ -481,14 +513,18 @@ class EndpointEmbedder(Embedder):
         *,
         rows: list[int] | None = None,
         advance: Callable[[int], None] | None = None,
+        timed: bool = True,
     ) -> dict[str, np.ndarray]:
         """Send ``texts`` (their cache ``keys``) in batches, a few at a time; cache every
         answer as it comes. On the first failure no further request starts, those in
-        flight finish (and are cached), and the failure is raised."""
+        flight finish (and are cached), and the failure is raised. A run that succeeds
+        is timed (``timed``: not the one-text request that asks for the dimension) and
+        recorded for the next estimates (:func:`record_throughput`)."""
         ends = self.window_ends(texts)
         cut = [t[:e] for t, e in zip(texts, ends, strict=True)]
         sizes = [min(n, self.token_limit) for n in self.count_tokens_batch(cut)]
         batches = plan_requests(sizes, self.max_inputs, self.max_request_tokens)
+        started = time.perf_counter()
         found: dict[str, np.ndarray] = {}
         failure: BaseException | None = None
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
@@ -509,6 +545,9 @@ class EndpointEmbedder(Embedder):
                 failure = self._collect(pending, keys, folder, found, rows, advance) or failure
         if failure is not None:
             raise failure
+        if timed and texts:
+            seconds = time.perf_counter() - started
+            record_throughput(self.spec.cache_name, seconds, sum(sizes), len(texts), folder)
         return found
 
     def _collect(
@@ -811,10 +850,11 @@ class EmbeddingCost:
     def dollars(self) -> float | None:
         return None if self.price is None else self.tokens * self.price / 1e6
 
-    def describe(self) -> str:
+    def describe(self, give: str = "with --embed-price USD_PER_MILLION") -> str:
         """``1,234 texts to embed with text-embedding-3-small at api.openai.com (56 more
         cached): 98,765 tokens × $0.02 per million (OpenAI's price of 2024-01-25) ≈
-        $0.0020``; an estimate from documents says ``about``."""
+        $0.0020``; an estimate from documents says ``about``. Without a price, how to
+        ``give`` one (the command line's flag; the app names its price box)."""
         if self.exact:
             head = f"{self.texts:,} texts to embed with {self.model} at {self.host}"
             if self.cached:
@@ -823,7 +863,7 @@ class EmbeddingCost:
         else:
             head = f"embedding with {self.model} at {self.host}: about {self.tokens:,} tokens"
         if self.price is None:
-            return head + " (no price known: give one with --embed-price USD_PER_MILLION)"
+            return f"{head} (no price known: give one {give})"
         return f"{head} × ${self.price:g} per million ({self.priced}) ≈ ${self.dollars:.4f}"
 
 
@@ -847,15 +887,8 @@ def estimate_cost(
 ) -> EmbeddingCost:
     """The cost of embedding ``texts``: the distinct ones not cached yet, in tokens."""
     distinct = list(dict.fromkeys(texts))
-    keys = [text_key(t) for t in distinct]
-    known = embedder._known_dimension()
-    if known is not None:
-        out = np.empty((len(distinct), known), dtype=np.float32)
-        missing = embedder._fill_from_cache(keys, out, True, embedder._folder(None))
-    else:
-        missing = {k: [i] for i, k in enumerate(keys)}
-    todo = [distinct[rows[0]] for rows in missing.values()]
-    tokens = sum(min(n, embedder.token_limit) for n in embedder.count_tokens_batch(todo))
+    todo = embedder.uncached(distinct)
+    tokens = embedder.sent_tokens(todo)
     rate, priced = price_of(embedder.spec, price)
     return EmbeddingCost(
         embedder.spec.model,
@@ -907,3 +940,89 @@ def estimate_bytes_cost(
     tokens = size // CHARS_PER_TOKEN
     spec = embedder.spec
     return EmbeddingCost(spec.model, spec.host, 0, 0, tokens, rate, priced, exact=False)
+
+
+# ------------------------------------------------------------ the wait, as measured here
+
+#: The wait of an endpoint never timed here, as the UI says it.
+UNKNOWN_WAIT = "time unknown until the first request measures it"
+#: Tokens of the latest runs the throughput is averaged over: older runs fade out, so
+#: the estimate follows the endpoint (its load, its rate limits, a changed server).
+THROUGHPUT_TOKENS = 200_000
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """What the latest embedding runs of an endpoint's model took here: wall seconds
+    (requests in flight together, retries and their waits included) for the tokens
+    and texts sent, the older runs faded to :data:`THROUGHPUT_TOKENS` tokens."""
+
+    seconds: float
+    tokens: float
+    texts: float
+    runs: int
+
+    @property
+    def seconds_per_token(self) -> float:
+        return self.seconds / self.tokens if self.tokens > 0 else 0.0
+
+    def seconds_for(self, tokens: int) -> float:
+        """Seconds sending ``tokens`` will take at the measured rate."""
+        return tokens * self.seconds_per_token
+
+
+def throughput_file(cache_name: str, folder: Path | None = None) -> Path:
+    """Where an endpoint's measured throughput is kept: beside its dimension, next to
+    its vectors in the disk cache (never in the checkout)."""
+    base = folder or default_cache_dir()
+    return base / "endpoints" / f"{text_key(cache_name)}.throughput.json"
+
+
+def measured_throughput(cache_name: str, folder: Path | None = None) -> Throughput | None:
+    """The throughput measured for ``cache_name`` (``URL#MODEL``), None when no run was."""
+    try:
+        stored = json.loads(throughput_file(cache_name, folder).read_text(encoding="utf-8"))
+        measured = Throughput(
+            float(stored["seconds"]),
+            float(stored["tokens"]),
+            float(stored["texts"]),
+            int(stored["runs"]),
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    ok = all(math.isfinite(v) and v >= 0 for v in (measured.seconds, measured.tokens))
+    return measured if ok and measured.tokens > 0 and measured.runs > 0 else None
+
+
+_THROUGHPUT_LOCK = threading.Lock()
+
+
+def record_throughput(
+    cache_name: str, seconds: float, tokens: int, texts: int, folder: Path | None = None
+) -> None:
+    """Add a run (``seconds`` of wall time for ``tokens`` and ``texts`` sent) to the
+    endpoint's record; the earlier runs are scaled down so that the record holds at
+    most :data:`THROUGHPUT_TOKENS` tokens. A record that cannot be written only leaves
+    the next wait unknown."""
+    if tokens <= 0 or not math.isfinite(seconds) or seconds < 0:
+        return
+    with _THROUGHPUT_LOCK:
+        old = measured_throughput(cache_name, folder)
+        if old is None:
+            old = Throughput(0.0, 0.0, 0.0, 0)
+        room = max(0, THROUGHPUT_TOKENS - tokens)
+        keep = min(1.0, room / old.tokens) if old.tokens > 0 else 0.0
+        new = {
+            "endpoint": cache_name,
+            "seconds": old.seconds * keep + seconds,
+            "tokens": old.tokens * keep + tokens,
+            "texts": old.texts * keep + texts,
+            "runs": old.runs + 1,
+        }
+        path = throughput_file(cache_name, folder)
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(new, handle)
+            os.replace(tmp, path)

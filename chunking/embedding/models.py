@@ -45,9 +45,9 @@ from .base import (
     truncation_flag,
 )
 from .cache import default_cache_dir, disk_get, memory_get, text_key
-from .endpoint import EndpointSpec, is_endpoint, load_endpoint
+from .endpoint import UNKNOWN_WAIT, EndpointEmbedder, EndpointSpec, is_endpoint, load_endpoint
 from .registry import NamedModel, model_names, named_model, resolve_name
-from .timing import CHARS_PER_PIECE, EMBED, LOAD, about, estimate, piece_counts
+from .timing import CHARS_PER_PIECE, EMBED, LOAD, about, estimate, piece_counts, single_thread
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -65,7 +65,9 @@ __all__ = [
     "embed_chunks",
     "estimate_embedding_seconds",
     "estimate_load_seconds",
+    "estimate_map_seconds",
     "estimate_wait",
+    "estimate_write_seconds",
     "get_embedder",
     "load_bundled",
     "model_window",
@@ -192,6 +194,8 @@ def estimate_embedding_seconds(
     name = canonical_model_name(model)
     if name == HASH_MODEL:
         return 0.0
+    if is_endpoint(name):  # its own measured throughput; 0 before the first request
+        return _endpoint_seconds(name, texts) or 0.0
     speed = _timed_as(name).speed
     if isinstance(texts, int):
         each = speed.window_pieces if mean_chars is None else mean_chars / CHARS_PER_PIECE
@@ -199,6 +203,49 @@ def estimate_embedding_seconds(
     else:
         pieces = piece_counts(_uncached(name, texts, disk_cache), _bundled_pieces)
     return estimate(name, EMBED, speed.embedding_seconds(pieces)) if pieces else 0.0
+
+
+def _endpoint_seconds(name: str, texts: Sequence[str] | int) -> float | None:
+    """An endpoint's wait from its throughput measured here (None: never measured)."""
+    try:
+        embedder = get_embedder(name)  # sends nothing
+    except EmbeddingError:
+        return None
+    return embedder.estimate_seconds(texts) if isinstance(embedder, EndpointEmbedder) else None
+
+
+#: Idle seconds of a vector-database write (``bench/bench_estimates.py --waits``, CPU
+#: seconds measured on this machine): importing the database library (once per
+#: process), and each record.
+WRITE_IMPORT_SECONDS, WRITE_RECORD_SECONDS = 1.3, 2e-4
+#: Idle seconds of a map's UMAP projection: importing umap with its compiled code
+#: (once per process; the numba cache on disk) and fitting, per point.
+MAP_IMPORT_SECONDS, MAP_POINT_SECONDS = 5.9, 5e-4
+
+
+def estimate_write_seconds(records: int, module: str = "lancedb") -> float:
+    """Seconds a vector database (its library ``module``) takes to write ``records``
+    embedded chunks, after their embedding (:func:`estimate_embedding_seconds`): the
+    library's import the first time in this process, then each record; scaled by the
+    machine's load as work on one thread (:func:`.timing.single_thread`)."""
+    import sys
+
+    idle = WRITE_RECORD_SECONDS * records
+    if module not in sys.modules:
+        idle += WRITE_IMPORT_SECONDS
+    return estimate(f"write:{module}", "write", idle, single_thread(timing.contention()))
+
+
+def estimate_map_seconds(points: int) -> float:
+    """Seconds a map takes to project ``points`` vectors with UMAP after embedding them
+    (umap's import the first time in this process), scaled by the machine's load as
+    work on one thread (:func:`.timing.single_thread`)."""
+    import sys
+
+    idle = MAP_POINT_SECONDS * points
+    if "umap" not in sys.modules:
+        idle += MAP_IMPORT_SECONDS
+    return estimate("map:umap", "map", idle, single_thread(timing.contention()))
 
 
 def _bundled_pieces(texts: list[str]) -> list[int]:
@@ -232,19 +279,30 @@ class Wait:
     embed_seconds: float
     #: What is embedded, counted: "491 chunks".
     what: str
+    #: An endpoint never timed here: its embedding wait is unknown (counted as 0).
+    unknown: bool = False
+    #: The work after the embedding that the wait includes ("writing them", "the map")
+    #: and its seconds (:func:`estimate_write_seconds`, :func:`estimate_map_seconds`).
+    then: str = ""
+    then_seconds: float = 0.0
 
     @property
     def seconds(self) -> float:
-        return self.load_seconds + self.embed_seconds
+        return self.load_seconds + self.embed_seconds + self.then_seconds
 
     def describe(self) -> str:
         """``about 40 s (loading minilm-onnx-int8 about 2 s, embedding 491 chunks about
-        35 s)``: the whole wait first, then its parts."""
+        35 s)``: the whole wait first, then its parts; an endpoint never timed says
+        its time is unknown until the first request measures it."""
+        if self.unknown:
+            return UNKNOWN_WAIT
         parts = []
         if self.load_seconds >= 1:
             parts.append(f"loading {self.model} {about(self.load_seconds)}")
         if self.embed_seconds >= 1:
             parts.append(f"embedding {self.what} {about(self.embed_seconds)}")
+        if self.then and self.then_seconds >= 1:
+            parts.append(f"{self.then} {about(self.then_seconds)}")
         detail = f" ({', '.join(parts)})" if len(parts) > 1 else ""
         return f"{about(self.seconds)}{detail}"
 
@@ -255,11 +313,13 @@ def estimate_wait(
     """The wait before ``model`` has embedded ``texts``: its load (and build) and the
     embedding (:func:`estimate_load_seconds`, :func:`estimate_embedding_seconds`)."""
     count = texts if isinstance(texts, int) else len(texts)
+    seconds = estimate_embedding_seconds(model, texts, disk_cache=disk_cache)
     return Wait(
         model or DEFAULT_MODEL,
         estimate_load_seconds(model),
-        estimate_embedding_seconds(model, texts, disk_cache=disk_cache),
+        seconds,
         what or f"{count:,} texts",
+        unknown=is_endpoint(model) and not seconds and _endpoint_seconds(str(model), texts) is None,
     )
 
 

@@ -12,12 +12,19 @@ pieces of many texts are counted on an even sample of them (:func:`piece_counts`
 
 Two corrections fit the prior to this machine:
 
-- **contention** (:func:`contention`): the machine may be shared. Measured here (2
-  CPUs), a job slows down with the square of the 1-minute load average once it passes
-  :data:`FREE_LOAD` per CPU: it shares the CPUs, and the caches and memory bandwidth
-  with them (491 chunks in torch: 12 s idle, 44 s at a load of 2.5, 144 s at 4.3, 374 s
-  at 5.7). An estimate is scaled by the load now, and a measurement is compared with
-  the prior scaled by the load when it started.
+- **contention** (:func:`contention`): the machine may be shared. A job is slowed
+  down linearly by the other work, :data:`SLOPE` times the 1-minute load average per
+  CPU above :data:`FREE_LOAD`: on a full machine each runnable task gets its share of
+  the CPUs, and an embedding's threads wait for each other besides, so it loses more
+  than its share. Measured here (2 CPUs, ``bench/bench_estimates.py --contention``),
+  an embedding took 6.2 times its idle prior at a load of 3.6, 31 at 25.5 and 59 at
+  33 (the law says 5.2, 35 and 45; the old law, the square of the load, said 7.7, 385
+  and 650). The load average lags: when the load has just risen, the tasks running
+  during the job predict it better than the average at its start. Busy loops in the
+  job's own session slow it down by (its 2 threads + the loops) / 2 whatever the load
+  average, the share Linux gives it within a session ("autogroup"). An estimate is
+  scaled by the load now, and a measurement is compared with the prior scaled by the
+  load when it started.
 - **calibration**: every load, build and embedding run of at least
   :data:`MIN_SECONDS` is recorded with what the scaled prior predicted, per model and
   kind, in ``timings.json`` in the user's cache folder (``~/.cache/chunk-explorer``,
@@ -50,13 +57,19 @@ MIN_SECONDS = 0.5
 #: Weight left to the earlier runs when a new one is recorded.
 DECAY = 0.5
 #: Load average per CPU under which a job runs at full speed (:func:`contention`).
-FREE_LOAD = 0.65
+FREE_LOAD = 0.25
+#: How much slower a job gets per unit of load average per CPU above :data:`FREE_LOAD`.
+SLOPE = 2.7
+#: The law the records were predicted with: records of another law are not read.
+LAW = f"linear {SLOPE} above {FREE_LOAD}"
 #: Bounds of the calibration factor, so that one odd run cannot make estimates absurd.
 FACTOR_RANGE = (0.2, 5.0)
 #: Characters per word piece of English prose, for a text whose pieces are not counted.
 CHARS_PER_PIECE = 4.7
 #: Texts whose pieces are counted one by one; beyond, an even sample of this many.
 SAMPLE_TEXTS = 256
+#: The key of the records file that names the law they were predicted with.
+LAW_KEY = "contention law"
 #: Environment variable: another file for the records (a benchmark's own, say).
 TIMINGS_ENV = "CHUNK_EXPLORER_TIMINGS"
 
@@ -95,15 +108,28 @@ def piece_counts(texts: Sequence[str], count: Callable[[list[str]], list[int]]) 
     return [round(len(t) * per_char) for t in texts]
 
 
+def slowdown(load: float, cpus: int) -> float:
+    """How many times longer a CPU-bound job takes at this 1-minute load average on
+    ``cpus`` CPUs than on an idle machine: 1, plus :data:`SLOPE` for every unit of load
+    per CPU above :data:`FREE_LOAD`."""
+    return 1.0 + SLOPE * max(0.0, load / max(cpus, 1) - FREE_LOAD)
+
+
 def contention() -> float:
-    """How many times longer a CPU-bound job takes now than on an idle machine: the
-    square of the 1-minute load average over :data:`FREE_LOAD` per CPU, at least 1 (1
-    where the load cannot be read)."""
+    """:func:`slowdown` at the machine's load now (1 where the load cannot be read)."""
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):
         return 1.0
-    return max(1.0, load / (FREE_LOAD * (os.cpu_count() or 1))) ** 2
+    return slowdown(load, os.cpu_count() or 1)
+
+
+def single_thread(slowdown: float) -> float:
+    """The slowdown of work done on one thread (a database's write, UMAP's fit) where
+    an embedding's is ``slowdown``: one thread gets its share of the CPUs and waits for
+    no other, 1 plus the load per CPU above :data:`FREE_LOAD` (the map's UMAP fit took
+    8.7 times its CPU seconds at a load of 12.7 on 2 CPUs; this says 7.1)."""
+    return 1.0 + max(0.0, slowdown - 1.0) / SLOPE
 
 
 def timings_path() -> Path:
@@ -114,11 +140,15 @@ def timings_path() -> Path:
 
 
 def _read() -> dict[str, dict[str, dict[str, float]]]:
+    """The records, by model and kind; none when they were predicted with another
+    contention law than :data:`LAW` (their measured over predicted would be wrong)."""
     try:
         data = json.loads(timings_path().read_text("utf-8"))
     except (OSError, ValueError):
         return {}
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict) or data.get(LAW_KEY) != LAW:
+        return {}
+    return {k: v for k, v in data.items() if k != LAW_KEY}
 
 
 def factor(model: str, kind: str) -> float:
@@ -163,7 +193,7 @@ def record(model: str, kind: str, idle_seconds: float, measured: float, load: fl
             "measured": before[1] * DECAY + measured,
         }
         data[model] = entries
-        _write(timings_path(), data)
+        _write(timings_path(), {LAW_KEY: LAW, **data})
 
 
 def _write(path: Path, data: object) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -101,8 +102,26 @@ def model_unit(model: str | None) -> ModelUnit:
     return _bundled()
 
 
+#: The files of a model folder that decide its unit (read again when one changes).
+_FOLDER_FILES = ("tokenizer.json", "sentence_bert_config.json", "tokenizer_config.json")
+
+
 def _folder_unit(folder: Path) -> ModelUnit:
-    """A sentence-transformers folder: its ``tokenizer.json`` and ``max_seq_length``."""
+    """A sentence-transformers folder: its ``tokenizer.json`` and ``max_seq_length``,
+    read once while those files stay as they are (the app asks on every rerun)."""
+    return _read_folder_unit(folder, tuple(_stamp(folder / name) for name in _FOLDER_FILES))
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_mtime_ns, found.st_size
+
+
+@lru_cache(maxsize=16)
+def _read_folder_unit(folder: Path, stamps: tuple[tuple[int, int] | None, ...]) -> ModelUnit:
     tokenizer = folder / "tokenizer.json"
     if not tokenizer.is_file():
         return _bundled(_cannot_count(str(folder), " (no tokenizer.json)"))

@@ -17,16 +17,22 @@ sits in the source. Two differences, both so that the size limit holds exactly:
 - With ``strip_whitespace=False`` LangChain can return a chunk of whitespace alone;
   :func:`~chunking.model.build_chunks` drops such pieces for every strategy.
 
-Speed: literal separators are found once per region with numpy (:class:`Occurrences`);
-pieces are measured a level at a time through the unit's
-:meth:`~chunking.units.Sizer.span_sizes` (for cl100k tokens, read from one encoding of
-the region); a chunk grows by bisection over its pieces' running sizes.
+Speed: for characters with kept literal separators (the default) a chunk's size is the
+distance between its offsets, so no piece is listed or measured: each chunk ends at the
+last separator within reach, found with ``str.rfind`` (:func:`char_bounds`), and big
+pieces are split as they are met, depth first. Otherwise literal separators are found
+once per region with numpy (:class:`Occurrences`); pieces are measured a level at a time
+through the unit's :meth:`~chunking.units.Sizer.span_sizes` (for cl100k tokens, read
+from one encoding of the region); a chunk grows by bisection over its pieces' running
+sizes.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import cache
 from itertools import compress
 from operator import itemgetter
 from types import MappingProxyType
@@ -103,6 +109,10 @@ class RecursiveSplitter:
         """
         hi = len(self.text) if hi is None else hi
         self._measure = self.sizer.span_sizes(self.text, lo, hi)
+        if self._offsets and self._patterns is None:
+            chars: list[Span] = []
+            self._split_chars(lo, hi, self.separators, chars)
+            return chars, [end - start for start, end, _, _ in chars]
         if self._patterns is None:
             self._found = Occurrences(self.text, lo, hi)
         spans: list[Span] = []
@@ -123,6 +133,45 @@ class RecursiveSplitter:
                 first = last
         spans.sort(key=itemgetter(0))  # stable: a segment's own spans keep their order
         return spans, self._sizes([s[0] for s in spans], [s[1] for s in spans])
+
+    def _split_chars(self, lo: int, hi: int, separators: list[str], out: list[Span]) -> None:
+        """:meth:`split` for characters with kept literal separators, appending the
+        spans of ``text[lo:hi]`` to ``out`` in order (a big piece's before what follows
+        it, as sorting the levels' spans by their starts puts them).
+
+        A chunk's size is the distance between its offsets, so the packing loop's
+        arithmetic is done on positions: a chunk from piece start ``s`` ends at the last
+        piece end at most ``s + size`` away, found with ``str.rfind``; only the pieces
+        where chunks end are looked at, not every word (:func:`char_bounds`)."""
+        separator, rest, after, upto, earliest = char_bounds(
+            self.text, lo, hi, separators, self.keep == "start"
+        )
+        text, size, overlap, strip = self.text, self.size, self.overlap, self.strip
+        start, fresh = lo, True  # fresh: the chunk holds no tail of the one before
+        while True:
+            if fresh:
+                stop = after(start)
+                if stop - start >= size:  # a big piece, alone (as pack_runs leaves it)
+                    if rest:
+                        self._split_chars(start, stop, rest, out)
+                    else:
+                        out.append((start, stop, separator, True))
+                    if stop >= hi:
+                        return
+                    start = stop
+                    continue
+            end = hi if start + size >= hi else upto(start, start + size)
+            a, b = strip_span(text, start, end) if strip else (start, end)
+            if b > a:
+                out.append((a, b, separator, False))
+            if end >= hi:
+                return
+            if overlap:  # pack_runs' tail: within overlap, leaving room for the next piece
+                floor = max(end - overlap, after(end) - size, start + 1)
+                tail = earliest(floor, end) if floor <= end else end
+                start, fresh = tail, tail == end
+            else:
+                start = end
 
     @property
     def region_sizes(self) -> SpanSizes:
@@ -219,6 +268,87 @@ class RecursiveSplitter:
             if end > start:
                 out.append((start, end, separator, False))
         return deeper
+
+
+#: ``after(s)``: the end of the piece that starts at ``s``.
+After = Callable[[int], int]
+#: ``upto(s, x)``: the last piece end in ``(s, x]`` (one exists where it is asked).
+Upto = Callable[[int, int], int]
+#: ``earliest(t, end)``: the first piece end at ``t`` or after, ``end`` at the latest.
+Earliest = Callable[[int, int], int]
+
+
+def char_bounds(
+    text: str, lo: int, hi: int, separators: list[str], at_start: bool
+) -> tuple[str, list[str], After, Upto, Earliest]:
+    """The separator that ``text[lo:hi]`` is split at, those left after it, and where
+    its pieces end, asked of ``str.find`` / ``str.rfind`` (the same pieces as
+    :meth:`RecursiveSplitter._pieces`, the separator kept at the start of the next
+    piece if ``at_start``, else at the end of the previous one).
+
+    ``str.split`` cuts at the leftmost occurrences that do not overlap: for a separator
+    that cannot overlap itself those are all occurrences, so any of them can be found
+    from anywhere; one that can (``"\\n\\n"`` in ``"\\n\\n\\n"``) has its
+    occurrences listed once, by a regular expression scanning from ``lo``."""
+    find, rfind = text.find, text.rfind
+    for k, sep in enumerate(separators):
+        if not sep:  # between characters
+            return "", [], lambda s: s + 1, lambda s, x: x, lambda t, end: t
+        if find(sep, lo, hi) >= 0:
+            separator, rest = sep, separators[k + 1 :]
+            break
+    else:  # none found: the last one, which leaves the text whole, as in LangChain
+        return separators[-1], [], lambda s: hi, lambda s, x: hi, lambda t, end: end
+    w = len(separator)
+    if overlaps_itself(separator):
+        at = [m.start() for m in literal(separator).finditer(text, lo, hi)]
+        bounds = [p for p in at if p > lo] if at_start else [p + w for p in at if p + w < hi]
+        bounds.append(hi)
+        return (
+            separator,
+            rest,
+            lambda s: bounds[bisect_right(bounds, s)],
+            lambda s, x: bounds[bisect_right(bounds, x) - 1],
+            lambda t, end: min(bounds[bisect_left(bounds, t)], end),
+        )
+    if at_start:  # a piece ends where the next occurrence starts
+
+        def after(s: int) -> int:
+            p = find(separator, s + 1, hi)
+            return hi if p < 0 else p
+
+        def upto(s: int, x: int) -> int:
+            return rfind(separator, s + 1, min(x + w, hi))
+
+        def earliest(t: int, end: int) -> int:
+            p = find(separator, t, min(end + w, hi))
+            return end if p < 0 else p
+
+    else:  # a piece ends where an occurrence ends
+
+        def after(s: int) -> int:
+            p = find(separator, s, hi)
+            return hi if p < 0 else p + w
+
+        def upto(s: int, x: int) -> int:
+            return rfind(separator, s, x) + w
+
+        def earliest(t: int, end: int) -> int:
+            p = find(separator, max(t - w, lo), end)
+            return end if p < 0 else p + w
+
+    return separator, rest, after, upto, earliest
+
+
+@cache
+def overlaps_itself(separator: str) -> bool:
+    """Whether two occurrences of ``separator`` can overlap (it starts as it ends)."""
+    return any(separator[:k] == separator[-k:] for k in range(1, len(separator)))
+
+
+@cache
+def literal(separator: str) -> re.Pattern[str]:
+    return re.compile(re.escape(separator))
 
 
 def _cut(lo: int, hi: int, cuts: Offsets) -> tuple[Offsets, Offsets]:

@@ -35,7 +35,8 @@ _SKIP = (type, ModuleType, FunctionType, MethodType, BuiltinFunctionType)
 def approx_bytes(value: object) -> int:
     """About how many bytes ``value`` holds: its objects' ``sys.getsizeof``, each object
     counted once, walking containers, dataclasses (slots too) and objects' attributes;
-    a NumPy array counts its buffer (``nbytes``), a pandas object its deep memory use."""
+    a NumPy array or an Arrow table counts its buffers (``nbytes``), a pandas object its
+    deep memory use."""
     seen: set[int] = set()
     total = 0
     stack: list[object] = [value]
@@ -48,8 +49,10 @@ def approx_bytes(value: object) -> int:
             total += sys.getsizeof(item)
             continue
         module = type(item).__module__
-        if module.startswith("numpy") and isinstance(getattr(item, "nbytes", None), int):
-            total += 112 + int(item.nbytes)  # type: ignore[attr-defined]  # header + buffer
+        if module.startswith(("numpy", "pyarrow")) and isinstance(
+            getattr(item, "nbytes", None), int
+        ):  # a NumPy array or an Arrow table: header + buffers
+            total += 112 + int(item.nbytes)  # type: ignore[attr-defined]
             continue
         if module.startswith("pandas") and hasattr(item, "memory_usage"):
             used = item.memory_usage(deep=True)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from .base import INSTALL_HINT, KINDS, Sink, SinkError, Target
 from .chroma import ChromaSink
+from .journal import JOURNAL_DIR
 from .lance import LanceSink
 from .qdrant import QdrantSink
 
@@ -26,7 +27,9 @@ def check_folder(target: Target, *, must_exist: bool) -> None:
     """Refuse a path that is not ``target``'s kind of database (a new or empty folder is
     one, unless ``must_exist``)."""
     path, kind = target.path, SINKS[target.kind]
-    if not path.exists() or (path.is_dir() and not any(path.iterdir())):
+    if not path.exists() or (
+        path.is_dir() and all(p.name == JOURNAL_DIR for p in path.iterdir())
+    ):  # empty, or holding only the marker of a write that stopped before creating it
         if must_exist:
             raise SinkError(f"{target}: no {kind.title} database there")
         return

@@ -33,6 +33,7 @@ from .base import (
     check_collection_name,
     collection_name,
 )
+from .journal import Journal
 from .kinds import check_folder, connect
 
 if TYPE_CHECKING:
@@ -108,6 +109,11 @@ class SinkWriter:
             if progress is not None:
                 progress(done, len(batch), f"{self.target} · {self.collection}")
 
+    @property
+    def wrote(self) -> bool:
+        """Whether any record has been sent to the database."""
+        return self._wrote
+
     def count(self) -> int:
         return self.sink.count() if self._exists else 0
 
@@ -147,9 +153,12 @@ def write_records(
     and ``path`` added (``metadata`` an object or its JSON), ``vectors`` one row each,
     made by ``model`` (a name :func:`~chunking.embedding.models.get_embedder` loads).
     The collection defaults to the configuration's label; ``progress(done, total,
-    what)`` hears each slice written. Raises :class:`SinkError` (a ``ValueError``) for
-    a path that is not that database, a collection written another way, or a database
-    another process is writing; nothing is written then.
+    what)`` hears each slice written. While the write runs, a marker in the folder says
+    so (:mod:`.journal`): one left behind by a process that ended mid-write tells that
+    the collection is incomplete, until a write of it completes. Raises
+    :class:`SinkError` (a ``ValueError``) for a path that is not that database, a
+    collection written another way, or a database another process is writing; nothing
+    is written then.
     """
     from ..embedding.models import canonical_model_name
 
@@ -161,11 +170,18 @@ def write_records(
         label=config.label(),
     )
     writer = SinkWriter(target, collection or collection_name(config.label()), wanted)
+    journal: Journal | None = None
     try:
-        writer.write(batch, progress)
-        return writer.count()
+        journal = Journal.begin(writer.target.path, writer.collection, len(batch))
+        writer.write(batch, journal.reporting(progress))
+        count = writer.count()
+        journal.finish()
+        return count
     except BaseException:
+        wrote = writer.wrote
         writer.abandon()
+        if journal is not None:
+            journal.stop(wrote)
         raise
     finally:
         writer.close()
