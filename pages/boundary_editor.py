@@ -27,7 +27,7 @@ from chunking.evaluation.agreement import human_band
 from chunking.evaluation.boundaries import BoundaryScores, chunk_starts, score_boundaries
 from chunking.evaluation.gold import DEFAULT_MARKER, Gold, GoldError, gold_from_marked, load_gold
 from chunking.viz.boundaries import METRIC_NAMES, agreement_ranking, marked_text_html
-from pages import cached, state
+from pages import cached, config_controls, state
 from pages.upload_limits import app_uploader_mb
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -378,7 +378,8 @@ def scores_section(source: cached.Source, config: Config, chunks: Sequence[Chunk
     cols[5].metric("F1", f"{scores.f1:.3f}")
     matching = scores.matching
     st.caption(
-        f"{config.label(title=True)} against {len(found.boundaries):,} gold boundaries: "
+        f"{config_controls.config_label(config, title=True)} against "
+        f"{len(found.boundaries):,} gold boundaries: "
         f"{len(matching.matched):,} matched, {len(matching.missed):,} missed, "
         f"{len(matching.extra):,} extra; k = {scores.k:,} characters, tolerance "
         f"{scores.tolerance} {TOLERANCE_UNITS[scores.tolerance_unit]}. " + band_caption()

@@ -12,11 +12,12 @@ anyway). A cache that one page alone needs stays in that page.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import inspect
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
@@ -26,6 +27,7 @@ from chunking import Chunk, Config, run
 from chunking.analysis.recommend import Recommendation, recommend
 from chunking.analysis.report import Report, make_report, model_max_tokens
 from chunking.documents.io import Document
+from chunking.model import Progress
 from chunking.runtime.lru import shared_cache
 from chunking.viz.render import Page, paginate
 
@@ -43,7 +45,9 @@ def bounded(
     Arguments whose name starts with ``_`` are not part of the key, as with Streamlit.
     With ``copy`` the value is kept pickled and every call gets its own copy. A value is
     computed once however many sessions ask for it at the same moment; an exception is
-    not kept. Nothing may be drawn inside the function but ``spinner``.
+    not kept. Nothing may be drawn inside the function but ``spinner`` and a progress
+    bar the caller passes as an ``_``-argument (:func:`progress_bar`): a value found
+    in the store draws neither.
     """
 
     def wrap(function: Callable[P, R]) -> Callable[P, R]:
@@ -123,6 +127,31 @@ class Source:
         return cls.of(Document(text=text, name=name, kind="text", encoding=None), origin)
 
 
+#: A document from this many characters on is measured with a progress bar (what is
+#: being done, how far), not under a spinner alone; smaller ones take a second or two.
+PROGRESS_MIN_CHARS = 2_000_000
+
+
+@contextlib.contextmanager
+def progress_bar(label: str) -> Iterator[Progress]:
+    """A progress callback ``(done, total, what)`` drawing ``label: what`` and the share
+    done as an ``st.progress`` bar, created at its first call (a cached value, computed
+    by nobody, draws nothing) and removed when the block ends."""
+    holder: list[Any] = []
+
+    def show(done: int, total: int, what: str) -> None:
+        if not holder:
+            holder.append(st.empty())
+        share = min(done / total, 1.0) if total else 1.0
+        holder[0].progress(share, text=f"{label}: {what}" if what else label)
+
+    try:
+        yield show
+    finally:
+        if holder:
+            holder[0].empty()
+
+
 # ------------------------------------------------------------------------- chunks
 
 
@@ -157,10 +186,15 @@ def safe_chunks(source: Source, config: Config) -> tuple[Chunk, ...] | str:
 # chunks alone, not for the whole document (make_report).
 @bounded("reports", "Measuring chunks…", copy=True)
 def _analysis(
-    key: str, config_json: str, reader: tuple[str, int] | None, _source: Source
+    key: str,
+    config_json: str,
+    reader: tuple[str, int] | None,
+    _source: Source,
+    _progress: Progress | None = None,
 ) -> Report:
     config = Config.from_json(config_json)
-    return make_report(_source.document, config, chunks(_source, config), reader=reader)
+    cut = chunks(_source, config)
+    return make_report(_source.document, config, cut, reader=reader, progress=_progress)
 
 
 #: Session key: the model each set of strategy controls resolved its unit ``model`` for
@@ -172,11 +206,15 @@ READERS_KEY = "_ce_readers"
 def analysis(source: Source, config: Config) -> Report:
     """The core's report (sizes in every unit, warnings, boundaries, pages) for
     ``config``; ``chunk-explorer stats`` shows the same. Chunks too long for the model
-    are counted for the model its unit ``model`` was resolved for (:data:`READERS_KEY`)."""
+    are counted for the model its unit ``model`` was resolved for (:data:`READERS_KEY`).
+    A document of :data:`PROGRESS_MIN_CHARS` or more is measured with a progress bar."""
     as_json = config.to_json()
     readers = st.session_state.get(READERS_KEY, {}).values()
     reader = next(((name, window) for j, name, window in readers if j == as_json), None)
-    return _analysis(source.key, as_json, reader, source)
+    if len(source.document.text) < PROGRESS_MIN_CHARS:
+        return _analysis(source.key, as_json, reader, source)
+    with progress_bar("Measuring chunks") as show:
+        return _analysis(source.key, as_json, reader, source, show)
 
 
 @bounded("boundary_pages")

@@ -22,7 +22,6 @@ from pages import (
     exports,
     handover,
     model_choice,
-    param_widgets,
     pdf_view,
     sidebar,
     state,
@@ -49,7 +48,7 @@ def sizes_section(
     st.plotly_chart(
         histogram_panels(
             {names[x]: analyses[x].sizes[configs[x].unit] for x in analyses},
-            units={names[x]: param_widgets.option_label(configs[x].unit) for x in analyses},
+            units={names[x]: config_controls.unit_name(configs[x].unit) for x in analyses},
             limits={names[x]: configs[x].limit for x in analyses},
         ),
         key="cmp_histograms",
@@ -140,7 +139,7 @@ def side_by_side_section(
     for column, letter in zip(st.columns(len(chunked)), chunked, strict=True):
         with column:
             st.markdown(f"**{names[letter]}**")
-            unit = configs[letter].unit
+            unit = config_controls.unit_name(configs[letter].unit)
             st.html(render_window(text, chunked[letter], start, end, unit=unit))
 
 
@@ -221,7 +220,7 @@ def main() -> None:
     if len(chunked) < 2:
         st.info("Two valid configurations are needed for a comparison; fix the settings above.")
         st.stop()
-    names = {x: f"{x} · {configs[x].label(title=True)}" for x in chunked}
+    names = {x: f"{x} · {config_controls.config_label(configs[x], title=True)}" for x in chunked}
     analyses = {x: cached.analysis(source, configs[x]) for x in chunked}
     text = source.document.text
     sizes_section(text, configs, analyses, names)
@@ -233,7 +232,7 @@ def main() -> None:
     side_by_side_section(text, configs, chunked, names)
     if pdf_view.has_pages(source):  # a PDF: the same page with each configuration's chunks
         st.subheader("Pages")
-        units = {x: configs[x].unit for x in chunked}
+        units = {x: config_controls.unit_name(configs[x].unit) for x in chunked}
         pdf_view.compare_pages(source, sidebar.source_bytes(source), chunked, names, units)
     st.subheader("Why retrieval misses")
     misses_section()

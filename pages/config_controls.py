@@ -21,10 +21,16 @@ import streamlit as st
 
 from chunking import Config, Strategy, strategies
 from chunking.documents.tokenizers import NOT_STORED, check_app_unit, is_stored_unit
-from chunking.units import TOKENIZER_PREFIX
+from chunking.units import DEFAULT_MODEL_WINDOW, SPECIAL_TOKENS, TOKENIZER_PREFIX
 from pages.cached import READERS_KEY
-from pages.model_choice import endpoint_models, model_select
-from pages.param_widgets import param_start, param_widget, tokenizer_upload, widget_value
+from pages.model_choice import app_model, endpoint_models, model_select
+from pages.param_widgets import (
+    option_label,
+    param_start,
+    param_widget,
+    tokenizer_upload,
+    widget_value,
+)
 from pages.state import PERSIST, param_key
 
 if TYPE_CHECKING:
@@ -129,10 +135,26 @@ def follow_chosen_model(result: Config | str, prefix: str = "") -> Config | str:
     if how is not None and how.warning:
         st.warning(f"{how.warning[0].upper()}{how.warning[1:]}.", icon=":material/straighten:")
     elif how is not None:
-        st.caption(f"Sizes count {how.counts} (the model reads {how.window:,} of them).")
+        read = f"Sizes count {how.counts} (the model reads {how.window:,} of them)."
+        st.caption(f"{read}{_sized_for_bundled(how)}")
     if how is not None and config.unit != "model":
         remember_reader(prefix, (config, reader_name(model), how.window))
     return config
+
+
+def _sized_for_bundled(how: ModelUnit) -> str:
+    """What a caption adds when the chosen model reads another window than the bundled
+    one: the strategies' default sizes and the sidebar's suggestion stay sized for the
+    bundled model's word pieces (they do not follow the chosen model)."""
+    from chunking.embedding.unit import BUNDLED_PIECES
+
+    bundled = DEFAULT_MODEL_WINDOW - SPECIAL_TOKENS
+    if how.window == bundled:
+        return ""
+    return (
+        f" Default sizes and the sidebar's suggestion are sized for {bundled:,} "
+        f"{BUNDLED_PIECES}, not for this model: a size up to {how.window:,} fits it."
+    )
 
 
 def remember_reader(prefix: str, reader: tuple[Config, str, int] | None) -> None:
@@ -146,6 +168,39 @@ def remember_reader(prefix: str, reader: tuple[Config, str, int] | None) -> None
     else:
         config, name, window = reader
         readers[prefix] = (config.to_json(), name, window)
+
+
+def state_model(config: Config, prefix: str = "") -> str | None:
+    """What :func:`sizes_model` gives, read from the session without drawing the model
+    box: the strategy's own ``model``, else the "Sizes counted for" box under ``prefix``
+    as last set (its default before it is drawn); None when the unit is not ``model``."""
+    if config.unit != "model":
+        return None
+    if "model" in config.spec.param_names:
+        return str(config.params["model"])
+    chosen = st.session_state.get(f"{prefix}{UNIT_MODEL_KEY}")
+    return chosen if isinstance(chosen, str) and chosen.strip() else app_model()
+
+
+def unit_name(unit: str) -> str:
+    """A unit as a configuration's label says it: a model folder's ``tokenizer.json`` as
+    that folder's word pieces, another tokenizer file as the unit box shows it (by its
+    name, never its path), any other unit as it is."""
+    if unit.startswith(TOKENIZER_PREFIX):
+        path = Path(unit.removeprefix(TOKENIZER_PREFIX))
+        if path.name == "tokenizer.json" and path.parent.name:
+            return f"word pieces of {path.parent.name}"
+    return option_label(unit)
+
+
+def config_label(config: Config, *, title: bool = False) -> str:
+    """:meth:`chunking.Config.label` with the unit said readably (:func:`unit_name`):
+    ``Recursive · 600 word pieces of my-model``, not a tokenizer file's absolute path."""
+    text = config.label(title=title)
+    named = unit_name(config.unit)
+    if config.limit is None or named == config.unit:
+        return text
+    return text.replace(f"{config.limit} {config.unit}", f"{config.limit} {named}", 1)
 
 
 def reader_name(model: str) -> str:
@@ -241,7 +296,7 @@ def comparison_configs(first: Config, prefix: str, count_key: str) -> dict[str, 
     configs = {"A": first}
     columns = st.columns(count)
     with columns[0], st.container(border=True):
-        st.markdown(f"**A · {first.label(title=True)}**")
+        st.markdown(f"**A · {config_label(first, title=True)}**")
         st.caption("From the sidebar.")
         st.json(first.to_dict()["params"], expanded=False)
     for slot, column in enumerate(columns[1:], start=1):
@@ -258,20 +313,30 @@ def comparison_configs(first: Config, prefix: str, count_key: str) -> dict[str, 
             if isinstance(result, str):
                 st.error(f"{letter}: {result}")
                 continue
-            st.markdown(result.label(title=True))
+            st.markdown(config_label(result, title=True))
             configs[letter] = result
     return configs
 
 
-def config_from_state(prefix: str = "") -> Config | None:
+def config_from_state(prefix: str = "", *, follow: bool = False) -> Config | None:
     """The configuration the widgets under ``prefix`` last held (as drawn by
-    :func:`config_controls`), or None when there is none or it is invalid."""
+    :func:`config_controls`), or None when there is none or it is invalid. With
+    ``follow``, a unit ``model`` is resolved for the model chosen for them
+    (:func:`state_model`), as :func:`follow_chosen_model` does but without drawing; None
+    when that model's tokens cannot be read. Without it the unit stays ``model``, as
+    links and widgets say it."""
     name = st.session_state.get(f"{prefix}{STRATEGY_KEY}")
     registry = strategies()
     if not isinstance(name, str) or name not in registry:
         return None
     built = build_config(name, read_params(registry[name], prefix))
-    return built if isinstance(built, Config) else None
+    if not isinstance(built, Config):
+        return None
+    model = state_model(built, prefix) if follow else None
+    if model is None:
+        return built
+    followed = follow_model_unit(built, model)
+    return followed[0] if not isinstance(followed, str) else None
 
 
 def apply_config(config: Config, prefix: str = "") -> None:

@@ -22,7 +22,7 @@ from chunking.embedding.models import EmbeddingError
 from chunking.evaluation.core import retrieve, searched_texts
 from chunking.evaluation.techniques import DENSE
 from chunking.viz.evidence import EVIDENCE_CSS, evidence_html
-from pages import cached, handover, model_choice, sidebar, state
+from pages import cached, config_controls, handover, model_choice, sidebar, state
 from pages.evaluate_code_set import CODE_SET, code_set_section
 from pages.evaluate_grid import LATE_NOTE, MODELS, grid_controls, run_sweep
 from pages.evaluate_questions import (
@@ -125,7 +125,7 @@ def playground_section() -> None:
         key=f"{P}pg_query",
         placeholder="Ask something the document answers",
     )
-    st.caption(f"Chunks of the sidebar's configuration: {config.label()}.")
+    st.caption(f"Chunks of the sidebar's configuration: {config_controls.config_label(config)}.")
     if not query.strip():
         return
     assert source is not None  # sidebar_document() found it
@@ -145,7 +145,7 @@ def playground_section() -> None:
         return
     ranked = enumerate(zip(hit.spans.tolist(), hit.scores.tolist(), strict=True), start=1)
     hits = [(start, end, rank, score) for rank, ((start, end), score) in ranked]
-    st.caption(f"{config.label()} · {len(chunks):,} chunks of {name}")
+    st.caption(f"{config_controls.config_label(config)} · {len(chunks):,} chunks of {name}")
     st.html(f"<style>{EVIDENCE_CSS}</style>")
     st.html(evidence_html(text, np.zeros((0, 2), dtype=np.int64), hits))
     chunk_ids = hit.chunk_indices.tolist()

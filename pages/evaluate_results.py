@@ -40,7 +40,7 @@ from chunking.viz.evaluation import (
     question_scores,
 )
 from chunking.viz.evidence import EVIDENCE_CSS, LEGEND_HTML, evidence_html
-from pages import exports, handover, state
+from pages import config_controls, exports, handover, state
 from pages.evaluate_questions import P, QuestionSet, question_select
 
 
@@ -117,6 +117,7 @@ def results_view(
     lens_columns = display_columns(table)
     for column, values in lens_columns.items():
         shown[column] = values
+    shown = readable_units(shown)
     selected = select_table(
         lens_first(shown, list(lens_columns)), f"{P}results", share_labels(table)
     )
@@ -136,7 +137,7 @@ def results_view(
         )
     if table["model"].nunique(dropna=False) > 1:
         st.markdown("**Per model**: what a faster model costs in recall.")
-        wide = models_side_by_side(table)
+        wide = readable_configurations(models_side_by_side(table), table)
         show_table(wide, f"{P}per_model", list(wide.columns[2:]))
     st.download_button(
         "Download results (CSV)",
@@ -187,10 +188,35 @@ def advice_view(result: Digest) -> None:
     st.markdown(report(result.table, metric or options[0]).markdown())
 
 
+def readable_units(shown: pd.DataFrame) -> pd.DataFrame:
+    """``shown`` (the labelled results table) with its units said as labels say them
+    (:func:`pages.config_controls.unit_name`: a model folder's word pieces, not the path
+    of its tokenizer file)."""
+    column = COLUMN_LABELS["unit"]
+    if column not in shown:
+        return shown
+    names = [config_controls.unit_name(u) if isinstance(u, str) else u for u in shown[column]]
+    return shown.assign(**{column: names})
+
+
+def readable_configurations(wide: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """The per-model table ``wide`` with each configuration named as
+    :func:`pages.config_controls.config_label` names it (``table`` holds their JSON)."""
+    configs = [Config.from_json(c) for c in table["config"] if isinstance(c, str)]
+    names = {c.label(): config_controls.config_label(c) for c in configs}
+    return wide.assign(configuration=[names.get(n, n) for n in wide["configuration"]])
+
+
 def snapshot_label(snap: Snapshot) -> str:
-    """The configuration, and the model where a sweep compares several."""
+    """The configuration (its unit said readably, :func:`pages.config_controls.config_label`),
+    and the model where a sweep compares several."""
     model = snap.summary.get("model")
-    return f"{snap.label} · {model}" if model else snap.label
+    label = snap.label
+    if snap.config_json:
+        config = Config.from_json(snap.config_json)
+        if label == config.label():
+            label = config_controls.config_label(config)
+    return f"{label} · {model}" if model else label
 
 
 def question_view(result: Digest, qs: QuestionSet, seen: Sequence[Lens] = ()) -> None:

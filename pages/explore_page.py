@@ -23,6 +23,7 @@ from pages import (
     boundary_editor,
     cached,
     chunk_tables,
+    config_controls,
     exports,
     model_choice,
     param_widgets,
@@ -289,7 +290,8 @@ def main() -> None:
     config = sidebar.require_config()
     embeds = "model" in config.spec.param_names  # named next to the figures
     model = f" · model {model_choice.model_label(str(config.params['model']))}" if embeds else ""
-    st.caption(f"{source.document.describe()} — {config.label(title=True)}{model}")
+    label = config_controls.config_label(config, title=True)
+    st.caption(f"{source.document.describe()} — {label}{model}")
     # A strategy that embeds (semantic) loads its model and embeds here, with the wait
     # estimated and progress shown, rather than under the chunking's bare spinner.
     model_key = state.param_key(config.strategy, "model")

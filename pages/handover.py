@@ -77,7 +77,7 @@ def row_actions(
         what = "in Explore or add it to Compare" if compare else "in Explore"
         st.caption(f"Select a row to open its configuration {what}.")
     else:
-        st.caption(f"Selected: {chosen.label()}")
+        st.caption(f"Selected: {config_controls.config_label(chosen)}")
     left, right, _ = st.columns([1, 1, 3])
     left.button(
         "Open in Explore",

@@ -121,9 +121,9 @@ def compare_configs() -> dict[str, Config]:
     count = int(st.session_state.get("cmp.count", 0) or 0)
     out = {}
     for letter in config_controls.LETTERS[1:count]:
-        config = config_controls.config_from_state(prefix=f"cmp.{letter}.")
+        config = config_controls.config_from_state(prefix=f"cmp.{letter}.", follow=True)
         if config is not None:
-            out[f"Compare {letter}: {config.label(title=True)}"] = config
+            out[f"Compare {letter}: {config_controls.config_label(config, title=True)}"] = config
     return out
 
 
@@ -209,7 +209,7 @@ def choose_configs(
     first: Config, chosen: Sequence[str], options: Mapping[str, Config]
 ) -> dict[str, Config]:
     """The sidebar's configuration first, then the chosen ones (no repeats), by name."""
-    pairs = [(f"A · {first.label(title=True)}", first)]
+    pairs = [(f"A · {config_controls.config_label(first, title=True)}", first)]
     seen = {first.to_json()}
     for label in chosen:
         config = options[label]

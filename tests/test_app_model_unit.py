@@ -23,8 +23,8 @@ from chunking.cli.evaluate import grid_for_model
 from chunking.documents.io import Document, read_path
 from chunking.documents.tokenizers import NOT_STORED
 from chunking.embedding.unit import model_unit
-from chunking.evaluation.sweep import Grid
-from pages import config_controls, evaluate_grid
+from chunking.evaluation.sweep import Grid, Snapshot
+from pages import config_controls, evaluate_grid, evaluate_results
 from pages.param_widgets import option_label
 from pages.state import param_key
 
@@ -116,6 +116,11 @@ def test_explore_sizes_count_the_word_pieces_of_a_folder_model_chosen_for_them(
     assert at.selectbox(key=param_key("recursive", "unit")).value == "model"  # as shown
     assert "Sizes count word pieces of " in _texts(at, "caption")
     assert f"{cased_folder.name}'s tokenizer.json (the model reads 126" in _texts(at, "caption")
+    # the defaults and the suggestion do not follow the model's window: said, with its size
+    assert (
+        "Default sizes and the sidebar's suggestion are sized for 254 all-MiniLM-L6-v2 word "
+        "pieces, not for this model: a size up to 126 fits it."
+    ) in _texts(at, "caption")
     expected = chunking.run(GUIDE, config)
     sizes = _frame_with(at, option_label(resolved.unit))[option_label(resolved.unit)]
     assert sizes.tolist() == [c.size for c in expected]
@@ -161,6 +166,7 @@ def test_an_endpoint_counted_in_cl100k_sizes_in_cl100k_tokens_with_its_window() 
     at = _recursive_in_model_unit(_app("explore_page.py"), None)
     assert _sidebar_config(at).unit == "model"  # the default model: the bundled pieces
     assert "Sizes count all-MiniLM-L6-v2 word pieces (the model reads 254" in _texts(at, "caption")
+    assert "Default sizes and the sidebar's suggestion" not in _texts(at, "caption")
     at.text_input(key=f"{BOX}_embed_url").set_value("http://localhost:9/v1")
     at.text_input(key=f"{BOX}_embed_model").set_value("bge-m3")
     at.number_input(key=f"{BOX}_embed_window").set_value(500)
@@ -284,7 +290,9 @@ def test_compare_columns_follow_their_own_model_box(cased_folder: Path) -> None:
     at = _recursive_in_model_unit(at, str(cased_folder), prefix)
     unit = model_unit(str(cased_folder)).unit
     labels = _texts(at, "markdown")
-    assert f"Recursive · 600 {unit}" in labels or unit in labels
+    # B's label names the folder's word pieces, never the tokenizer file's path
+    assert f"Recursive · 600 word pieces of {cased_folder.name}" in labels
+    assert str(cased_folder) not in labels and unit not in labels
     assert f"word pieces of {cased_folder.name}'s tokenizer.json" in _texts(at, "caption")
     # the sidebar's A is untouched by B's box
     assert _sidebar_config(at).unit != unit
@@ -308,3 +316,92 @@ def test_evaluate_grids_resolve_the_model_unit_per_model_as_the_command_line_doe
         assert units == {model_unit(model).unit, "chars"}
     plain = Grid.from_dict({"strategy": ["recursive"], "size": [60], "unit": ["chars"]})
     assert evaluate_grid.model_grid(plain, str(cased_folder)) is plain
+
+
+# ------------------------------------------------- labels, and the Map's B to D
+
+
+def test_a_resolved_unit_is_labelled_by_its_model_folder_not_its_path(cased_folder: Path) -> None:
+    config, _ = config_controls.follow_model_unit(
+        chunking.Config.create("recursive", size=600, overlap=40, unit="model"), str(cased_folder)
+    )
+    assert config.unit.startswith("tokenizer:") and str(cased_folder) in config.unit
+    label = config_controls.config_label(config, title=True)
+    assert label == f"Recursive · 600 word pieces of {cased_folder.name} · overlap 40"
+    assert config_controls.config_label(config) == label.replace("Recursive", "recursive", 1)
+    # units that already read well are left as Config.label says them
+    for unit in ("chars", "tokens", "model"):
+        plain = chunking.Config.create("recursive", size=600, unit=unit)
+        assert config_controls.config_label(plain) == plain.label()
+    # a tokenizer file that is not a model folder's: by its name, as the unit box shows it
+    other = f"tokenizer:{cased_folder / 'vocab-tokenizer.json'}"
+    assert config_controls.unit_name(other) == option_label(other)
+    assert str(cased_folder) not in config_controls.unit_name(other)
+
+
+def _snapshot(config: chunking.Config, model: str | None = None) -> Snapshot:
+    return Snapshot(
+        label=config.label(),
+        config_json=config.to_json(),
+        summary={"model": model} if model else {},
+        per_question=pd.DataFrame(),
+        chunk_spans={},
+        hits=(),
+    )
+
+
+def test_evaluate_names_a_resolved_configuration_readably(cased_folder: Path) -> None:
+    resolved = model_unit(str(cased_folder)).unit
+    config = chunking.Config.create("recursive", size=120, unit=resolved)
+    name = f"recursive · 120 word pieces of {cased_folder.name}"
+    assert evaluate_results.snapshot_label(_snapshot(config)) == name
+    assert evaluate_results.snapshot_label(_snapshot(config, "m")) == f"{name} · m"
+    plain = chunking.Config.create("recursive", size=120, unit="chars")
+    assert evaluate_results.snapshot_label(_snapshot(plain)) == plain.label()
+    # the results table's unit column and the per-model table's configuration column
+    shown = pd.DataFrame({"Unit": [resolved, "chars"], "Size": [120, 300]})
+    assert evaluate_results.readable_units(shown)["Unit"].tolist() == [
+        f"word pieces of {cased_folder.name}",
+        "chars",
+    ]
+    table = pd.DataFrame({"config": [config.to_json(), None]})
+    wide = pd.DataFrame(
+        {"configuration": [config.label(), "given chunks"], "technique": ["a", "b"]}
+    )
+    readable = evaluate_results.readable_configurations(wide, table)
+    assert readable["configuration"].tolist() == [name, "given chunks"]
+
+
+def _map_configs_app() -> None:
+    """The Map page's list of Compare's configurations B to D, as session state holds
+    Compare's widgets."""
+    import streamlit as st
+
+    from pages import config_controls, map_page
+
+    st.session_state["found"] = map_page.compare_configs()
+    unfollowed = config_controls.config_from_state("cmp.B.")
+    st.session_state["unfollowed"] = unfollowed.unit if unfollowed else None
+
+
+def test_the_maps_compare_configurations_resolve_the_model_unit_as_compare_does(
+    cased_folder: Path,
+) -> None:
+    at = AppTest.from_function(_map_configs_app, default_timeout=TIMEOUT)
+    at.session_state["cmp.count"] = 3
+    for letter, model in (("B", str(cased_folder)), ("C", "minilm-static")):
+        prefix = f"cmp.{letter}."
+        at.session_state[f"{prefix}{config_controls.STRATEGY_KEY}"] = "recursive"
+        at.session_state[param_key("recursive", "unit", prefix)] = "model"
+        at.session_state[param_key("recursive", "size", prefix)] = 200
+        at.session_state[f"{prefix}{BOX}"] = model
+    _ok(at.run())
+    found = at.session_state["found"]
+    by_unit = {config.unit: name for name, config in found.items()}
+    assert set(by_unit) == {model_unit(str(cased_folder)).unit, "model"}
+    assert by_unit[model_unit(str(cased_folder)).unit] == (
+        f"Compare B: Recursive · 200 word pieces of {cased_folder.name}"
+    )
+    assert by_unit["model"] == "Compare C: Recursive · 200 model"
+    # the same widgets read without following keep the unit as links say it
+    assert at.session_state["unfollowed"] == "model"

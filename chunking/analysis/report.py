@@ -35,7 +35,7 @@ from ..config import Config
 from ..documents.io import Document
 from ..engine.sections import TABLE_ROW
 from ..engine.spans import document_sentences
-from ..model import Chunk
+from ..model import Chunk, Progress, report_fraction
 from ..output.export import chunk_pages
 from ..units import (
     DEFAULT_MODEL,
@@ -744,6 +744,7 @@ def make_report(
     sentences: Sequence[tuple[int, int]] | None = None,
     piece_starts: np.ndarray | None = None,
     reader: Reader | None = None,
+    progress: Progress | None = None,
 ) -> Report:
     """Sizes, summaries, every warning, boundaries and pages of ``chunks`` of ``document``.
 
@@ -760,11 +761,18 @@ def make_report(
     ``reader`` (the chosen model's name and window in the configuration's unit, when the
     ``model`` unit was resolved for a model other than the bundled one): the chunks it
     would truncate are those over its window in that unit.
+
+    ``progress`` is told the share done (``done`` of :data:`~chunking.model.STEPS`) and
+    what is happening: the sentence ends found so far in megabytes of the text
+    (:data:`SENTENCES_SHARE` of the work, only when they are segmented here), then the
+    sizes, then the warnings; it ends at the whole. The report is the same without it.
     """
     text = document.text
     max_tokens = model_max_tokens()
     if sentences is None:
-        sentences = document_sentences(text)
+        segmenting = _in_megabytes(progress, text, SENTENCES_SHARE)
+        sentences = document_sentences(text, progress=segmenting)
+    report_fraction(progress, SENTENCES_SHARE, "Measuring chunk sizes")
     if reader is not None:
         sizes = all_sizes(chunks, config.unit, text=text, piece_starts=piece_starts)
         truncated = [
@@ -781,6 +789,7 @@ def make_report(
     else:
         sizes = all_sizes(chunks, config.unit, text=text, piece_starts=piece_starts)
         truncated = truncated_chunks(text, chunks, max_tokens, piece_starts)
+    report_fraction(progress, SIZES_SHARE, "Finding warnings")
     warnings = find_warnings(
         text,
         chunks,
@@ -792,7 +801,7 @@ def make_report(
         strategy=config.strategy,
         reader=reader,
     )
-    return Report(
+    report = Report(
         config=config.to_dict(),
         unit=config.unit,
         limit=config.limit,
@@ -803,6 +812,29 @@ def make_report(
         pages=chunk_pages(document, chunks),
         flagged_over_limit=flagged_over_limit(chunks),
     )
+    report_fraction(progress, 1.0, "Done")
+    return report
+
+
+#: The share of :func:`make_report`'s work that segmenting a document's sentences takes
+#: when they are not known yet (measured on 20 MB of prose: 51 s of 58 s), and the share
+#: done once the sizes are counted too.
+SENTENCES_SHARE = 0.85
+SIZES_SHARE = 0.97
+
+
+def _in_megabytes(progress: Progress | None, text: str, share: float) -> Progress | None:
+    """A callback that takes characters of ``text`` done and tells ``progress`` the
+    share of ``share`` done, with what is happening in megabytes of the text (UTF-8)."""
+    if progress is None or not text:
+        return progress
+    mb_per_char = len(text.encode("utf-8", "surrogatepass")) / len(text) / 1e6
+
+    def report(done: int, total: int, what: str) -> None:
+        of = f"{done * mb_per_char:.1f} of {total * mb_per_char:.1f} MB"
+        report_fraction(progress, share * done / max(total, 1), f"{what}: {of}")
+
+    return report
 
 
 # -------------------------------------------------------------- boundaries/agreement

@@ -13,12 +13,18 @@ Segmenting a long document costs about 0.2 s per megabyte, and the report, the s
 strategy and the app's pages all need the same sentences of the same document:
 :func:`document_sentences` segments each long text once per process (a small cache keyed
 by the text itself, so a changed text is segmented anew) and gives an immutable tuple.
+Both take a ``progress`` callback, told after every block of paragraphs how many
+characters are segmented (a 20 MB document takes seconds, a minute on a busy machine).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from contextvars import ContextVar
 from functools import lru_cache
+
+from ..model import Progress
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")
 #: A heading number or list marker on its own: "1.", "2.1.", "IV.", "a)", "(b)".
@@ -30,6 +36,10 @@ _CLOSERS = "\u300d\u300f\uff09\u3011\u3015\u3009\u300b\u201d\u2019"
 _FULL_WIDTH_END = re.compile(f"[\u3002\uff0e\uff61\uff01\uff1f]+[{_CLOSERS}]*")
 #: What belongs to the end of the sentence before, when a sentence starts with it.
 _LEADING_END = re.compile(f"[\u3002\uff0e\uff61\uff01\uff1f{_CLOSERS}]+")
+#: About how many characters :func:`sentence_spans` segments between two progress reports.
+PROGRESS_CHARS = 250_000
+#: What :func:`sentence_spans` tells its ``progress`` it is doing.
+SEGMENTING = "Finding sentence ends"
 
 
 def strip_span(text: str, start: int, end: int) -> tuple[int, int]:
@@ -59,10 +69,15 @@ def paragraph_spans(text: str) -> list[tuple[int, int]]:
 def _segmenter_spans(text: str) -> list[tuple[int, int]]:
     """Spans of sentences as the segmenter ends them, trimmed; blank lines always end a
     sentence."""
+    return _segmented(text, paragraph_spans(text))
+
+
+def _segmented(text: str, paragraphs: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """:func:`_segmenter_spans` of the given paragraphs of ``text``."""
     import blingfire
 
     spans: list[tuple[int, int]] = []
-    for p_start, p_end in paragraph_spans(text):
+    for p_start, p_end in paragraphs:
         paragraph = text[p_start:p_end]
         _, offsets = blingfire.text_to_sentences_and_offsets(paragraph)
         cut = 0
@@ -96,7 +111,7 @@ def _full_width_ends(text: str, spans: list[tuple[int, int]]) -> list[tuple[int,
     return out
 
 
-def sentence_spans(text: str) -> list[tuple[int, int]]:
+def sentence_spans(text: str, progress: Progress | None = None) -> list[tuple[int, int]]:
     """Spans of sentences, trimmed; blank lines always end a sentence, and a heading
     number or list marker stays with the text it numbers.
 
@@ -105,9 +120,33 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     end of the previous one. A marker alone is joined to the sentence after it; a marker
     that ends the previous sentence on a line of its own moves to the next one. Never
     across a blank line.
+
+    ``progress(done, len(text), "Finding sentence ends")`` is called after every block
+    of paragraphs (about :data:`PROGRESS_CHARS` characters; ``done`` the characters
+    segmented so far) and once at the end with ``done == len(text)``. Since nothing
+    moves across a blank line, a block is finished before the next one starts, and the
+    spans are the same with or without ``progress``.
     """
     out: list[tuple[int, int]] = []
-    for a, b in _full_width_ends(text, _segmenter_spans(text)):
+    block: list[tuple[int, int]] = []
+    for paragraph in paragraph_spans(text):
+        block.append(paragraph)
+        if paragraph[1] - block[0][0] >= PROGRESS_CHARS:
+            out.extend(_markers_kept(text, _full_width_ends(text, _segmented(text, block))))
+            block = []
+            if progress is not None:
+                progress(paragraph[1], len(text), SEGMENTING)
+    out.extend(_markers_kept(text, _full_width_ends(text, _segmented(text, block))))
+    if progress is not None:
+        progress(len(text), len(text), SEGMENTING)
+    return out
+
+
+def _markers_kept(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` with heading numbers and list markers joined to the text they number
+    (:func:`sentence_spans`)."""
+    out: list[tuple[int, int]] = []
+    for a, b in spans:
         if out and not _BLANK_LINE.search(text, out[-1][1], a):
             pa, pb = out[-1]
             line = max(pa, text.rfind("\n", pa, pb) + 1)
@@ -128,16 +167,29 @@ SHARED_MIN_CHARS = 10_000
 SHARED_TEXTS = 8
 
 
-def document_sentences(text: str) -> tuple[tuple[int, int], ...]:
+def document_sentences(text: str, progress: Progress | None = None) -> tuple[tuple[int, int], ...]:
     """:func:`sentence_spans` of ``text``, as a tuple: the same spans, segmented once per
     process for each long text (the last :data:`SHARED_TEXTS` of at least
-    :data:`SHARED_MIN_CHARS` characters) and shared by everything that asks."""
+    :data:`SHARED_MIN_CHARS` characters) and shared by everything that asks.
+
+    ``progress`` is told how far the segmenting is (:func:`sentence_spans`), only when
+    it happens: a text already segmented is not segmented again, and the callback is
+    not part of the cache's key."""
     if len(text) < SHARED_MIN_CHARS:
-        return tuple(sentence_spans(text))
-    return _shared_sentences(text)
+        return tuple(sentence_spans(text, progress))
+    token = _PROGRESS.set(progress)
+    try:
+        return _shared_sentences(text)
+    finally:
+        _PROGRESS.reset(token)
+
+
+#: The ``progress`` of the :func:`document_sentences` call in this thread, outside the
+#: cache's key (nothing keeps it after the call).
+_PROGRESS: ContextVar[Progress | None] = ContextVar("sentence_progress", default=None)
 
 
 @lru_cache(maxsize=SHARED_TEXTS)
 def _shared_sentences(text: str) -> tuple[tuple[int, int], ...]:
     # Keyed by the text itself (equal texts, equal key): never a stale or colliding hash.
-    return tuple(sentence_spans(text))
+    return tuple(sentence_spans(text, _PROGRESS.get()))
