@@ -92,6 +92,7 @@ def test_evaluate_runs_with_an_endpoint_beside_another_model(
         page.locator(f".st-key-{key} input").fill(value)
     sizes = page.locator(".st-key-eval-sizes input")
     sizes.fill("200")
+    _idle(page)  # the models box's change has run: the form is the one submitted
     main.get_by_role("button", name="Run evaluation").click()
     expect(main.get_by_role("heading", name="Advice")).to_be_visible(timeout=600_000)
     _idle(page)
