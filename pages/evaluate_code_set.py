@@ -42,7 +42,7 @@ from chunking.output.html_report import evaluation_display, evaluation_report
 from chunking.runtime.limits import CACHE_BOUNDS
 from chunking.units import DEFAULT_MODEL
 from chunking.viz.evaluation import pass_at_k_chart
-from pages import cached, exports, model_choice, state
+from pages import cached, endpoint_box, exports, model_choice, state
 from pages.evaluate_grid import MODELS, grid_json
 from pages.evaluate_questions import P
 from pages.evaluate_techniques import KEPT_TECHNIQUE_TABLES
@@ -168,11 +168,11 @@ def code_controls() -> CodeRun | None:
             persist_state=state.PERSIST,
             key=f"{P}code_units",
         )
-        endpoint = model_choice.endpoint_box(model_key, in_form=True)
+        endpoint = endpoint_box.endpoint_box(model_key, in_form=True)
         if endpoint and st.session_state.get(f"{model_key}_endpoint") != endpoint:
             st.session_state[f"{model_key}_endpoint"] = endpoint
             st.session_state[model_key] = endpoint  # a new endpoint filled in: chosen
-        options = list(dict.fromkeys([*MODELS, *model_choice.endpoint_models()]))
+        options = list(dict.fromkeys([*MODELS, *endpoint_box.endpoint_models()]))
         if st.session_state.get(model_key) not in (None, *options):
             st.session_state[model_key] = DEFAULT_MODEL  # an endpoint of another session
         model = model_slot.selectbox(

@@ -42,7 +42,7 @@ from chunking.evaluation.techniques import (
     Technique,
 )
 from chunking.units import DEFAULT_MODEL
-from pages import model_choice, sidebar, state
+from pages import endpoint_box, model_choice, sidebar, state
 from pages.cached import bounded
 from pages.evaluate_questions import P, QuestionSet
 
@@ -355,7 +355,7 @@ def run_sweep(
     technique_json = json.dumps(asdict(technique), sort_keys=True)
     key = (qs.key, grid_json(grid), settings_json, technique_json, tuple(models))
     counts = [0, 0]
-    if not all(model_choice.endpoint_allowed(m) for m in models):
+    if not all(endpoint_box.endpoint_allowed(m) for m in models):
         return None
     unit_notes(grid, models)
     try:
@@ -378,7 +378,7 @@ def run_sweep(
 def models_select(key: str) -> list[str]:
     """The embedding models to compare: the bundled one, the fast fake, and any other
     names typed in (named models such as ``minilm-static``, or local model folders)."""
-    options = list(dict.fromkeys([*MODELS, *model_choice.endpoint_models()]))
+    options = list(dict.fromkeys([*MODELS, *endpoint_box.endpoint_models()]))
     options += [m for m in st.session_state.get(key) or () if m not in options]
     chosen = st.multiselect(
         "Embedding models",
@@ -388,7 +388,7 @@ def models_select(key: str) -> list[str]:
         persist_state=state.PERSIST,
         key=key,
     )
-    endpoint = model_choice.endpoint_box(key, in_form=True)
+    endpoint = endpoint_box.endpoint_box(key, in_form=True)
     extra = st.text_input(
         "Other models",
         "",

@@ -17,18 +17,7 @@ from chunking.embedding.models import Embedder, EmbeddingError, Wait, get_embedd
 from chunking.runtime.lru import BoundedLRU, approx_bytes, shared_cache
 from chunking.units import DEFAULT_MODEL
 from pages import cached
-from pages.endpoint_box import (  # noqa: F401 (the model box's names, used by pages)
-    ENDPOINTS_KEY,
-    HOSTS_KEY,
-    PRICES_KEY,
-    default_price,
-    endpoint_allowed,
-    endpoint_box,
-    endpoint_cost,
-    endpoint_models,
-    given_price,
-    price_box,
-)
+from pages.endpoint_box import endpoint_allowed, endpoint_box, endpoint_cost, endpoint_models
 from pages.state import PERSIST, param_key, set_state
 
 if TYPE_CHECKING:

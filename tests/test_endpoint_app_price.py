@@ -42,7 +42,7 @@ from chunking.evaluation import Settings
 from chunking.evaluation.datasets import CODE, Dataset, evaluate_given, find_dataset, load_dataset
 from chunking.evaluation.passk import with_k_columns
 from chunking.evaluation.questions import renumber
-from pages import model_choice, sidebar
+from pages import endpoint_box, sidebar
 from tests.embedding_server import Server, start
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("endpoint")]
@@ -132,7 +132,7 @@ def test_the_price_given_in_the_box_is_the_cost_captions_price(server: Server) -
     at = _ok(at.switch_page(os.path.relpath(ROOT / "pages" / "explore_page.py", APP.parent)).run())
     at = _ok(at.switch_page(os.path.relpath(ROOT / "pages" / "semantic_page.py", APP.parent)).run())
     assert at.number_input(key=PRICE_KEY).value == 0.5
-    assert at.session_state[model_choice.PRICES_KEY] == {f"{server.url}#{MODEL}": 0.5}
+    assert at.session_state[endpoint_box.PRICES_KEY] == {f"{server.url}#{MODEL}": 0.5}
     link = " ".join(f"{k}={v}" for k, v in at.query_params.items())
     assert "0.5" not in link and "price" not in link.lower() and KEY not in link
 
