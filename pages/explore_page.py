@@ -40,6 +40,7 @@ TABLE_KEY = "explore_table"
 LENS_COLOUR_KEY = "explore.lens_colour"
 LENS_CONFIG_KEY = "explore.lens_config"
 LENS_QUESTION_KEY = "explore.lens_question"
+VECTOR_DB_KEY = "explore.vector_db"
 #: How the boundary view colours chunks: by position (even/odd) or by retrieval traffic.
 COLOURINGS = {"position": "even / odd chunk", "retrieved": "retrieval traffic (heat)"}
 #: The size summary's columns as the table shows them.
@@ -344,8 +345,12 @@ def main() -> None:
     download_section(source, config, chunks, analysis)
     st.subheader("Export as code")
     exports.code_export(config, key="explore.code")
-    st.subheader("Write to a vector database")
-    vector_database_section(source, config, chunks, analysis)
+    # Drawn only while open: the box (its model, endpoint and folder widgets) was a
+    # third of every rerun of this page, for a feature used once in a while.
+    box = state.lazy_expander("Write to a vector database", VECTOR_DB_KEY)
+    if box.open:
+        with box:
+            vector_database_section(source, config, chunks, analysis)
 
 
 if __name__ == "__main__":  # Streamlit runs a page as __main__; importing it draws nothing

@@ -14,6 +14,7 @@ widgets, their ranges, help texts and the URL format.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -126,10 +127,18 @@ def sample_dir() -> Path:
 
 def sample_names() -> list[str]:
     """Readable files in the sample folder (README excluded), the default one first;
-    none when the folder is empty or missing."""
+    none when the folder is empty or missing. Listed again only when the folder's
+    modification time changes (every rerun asks, several times)."""
     folder = sample_dir()
-    if not folder.is_dir():
+    try:
+        mtime = folder.stat().st_mtime_ns
+    except OSError:
         return []
+    return list(_sample_names(folder, mtime)) if folder.is_dir() else []
+
+
+@functools.lru_cache(maxsize=4)
+def _sample_names(folder: Path, mtime_ns: int) -> tuple[str, ...]:
     names = sorted(
         p.name
         for p in folder.iterdir()
@@ -138,7 +147,7 @@ def sample_names() -> list[str]:
     if DEFAULT_SAMPLE in names:
         names.remove(DEFAULT_SAMPLE)
         names.insert(0, DEFAULT_SAMPLE)
-    return names
+    return tuple(names)
 
 
 @cached.bounded("samples")

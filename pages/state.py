@@ -18,6 +18,8 @@ import streamlit as st
 from chunking import Chunk
 
 if TYPE_CHECKING:
+    from streamlit.elements.lib.mutable_expander_container import ExpanderContainer
+
     from chunking.evaluation.lens import Lens
     from chunking.evaluation.questions import Question
 
@@ -44,6 +46,20 @@ def clamp_state(key: str, lo: int, hi: int) -> None:
     """
     value = st.session_state.get(key, lo)
     st.session_state[key] = min(max(lo, int(value)), hi)
+
+
+def lazy_expander(label: str, key: str) -> ExpanderContainer:
+    """An expander whose content the caller draws only while it is ``.open`` (a closed
+    one costs the rerun and the browser nothing), open again when its page is shown
+    again: Streamlit drops an expander's state with its page, so it is kept here too."""
+    kept = f"_ce_open.{key}"
+
+    def remember() -> None:
+        st.session_state[kept] = bool(st.session_state.get(key))
+
+    return st.expander(
+        label, expanded=bool(st.session_state.get(kept)), key=key, on_change=remember
+    )
 
 
 #: The LLM tools page's endpoint and model; Explore reads them to show what the model

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -51,6 +52,7 @@ DEFAULT_FOLDER = "vectors"
 _SINK_WRITTEN = "_sink_written"
 
 
+@functools.cache  # installed packages do not change while the server runs
 def sink_kinds() -> tuple[list[str], list[str]]:
     """The database kinds whose libraries are installed, and those whose are not."""
     from importlib.util import find_spec

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import io
 import json
+import os
 import re
 from pathlib import Path
 
@@ -328,6 +329,18 @@ def test_a_link_naming_a_sample_without_any_samples_says_so(
     at.text_area(key=sidebar.PASTE_KEY).set_value("One sentence. Another one.").run()
     at.switch_page("pages/explore_page.py").run()
     assert _count(_ok(at)) == len(chunking.chunk("One sentence. Another one.", "fixed"))
+
+
+def test_a_sample_added_while_the_server_runs_is_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The listing is kept between reruns, and read again when the folder changes."""
+    (tmp_path / "b.txt").write_text("Second.", encoding="utf-8")
+    monkeypatch.setenv(sidebar.SAMPLES_ENV, str(tmp_path))
+    assert sidebar.sample_names() == ["b.txt"]
+    (tmp_path / "a.md").write_text("# First", encoding="utf-8")
+    os.utime(tmp_path, ns=(1, 1))  # the folder changed, whatever the clock's resolution
+    assert sidebar.sample_names() == ["a.md", "b.txt"]
 
 
 def test_the_sample_folder_comes_from_the_environment(

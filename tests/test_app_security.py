@@ -40,6 +40,7 @@ def _explore(**query: str) -> AppTest:
     """The app opened from a link with ``query``, then on the Explore page."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.session_state["explore.sink_model"] = "hash"
+    at.session_state["explore.vector_db"] = True  # the box's expander open
     at.query_params.update(query)
     return _ok(_ok(at.run()).switch_page("pages/explore_page.py").run())
 

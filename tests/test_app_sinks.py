@@ -41,6 +41,8 @@ def _open(page: str, prefix: str) -> AppTest:
     the box is drawn: AppTest cannot type a new option into a select box)."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.session_state[f"{prefix}.sink_model"] = "hash"
+    if prefix == "explore":  # there, the box is drawn while its expander is open
+        at.session_state["explore.vector_db"] = True
     return _ok(at.run().switch_page(f"pages/{page}").run())
 
 
@@ -110,6 +112,19 @@ def test_explore_writes_the_document_once_and_searches_it(tmp_path: Path) -> Non
     hits = next(f.value for f in at.dataframe if "score" in f.value.columns)
     assert len(hits) == 5 and int(hits["chunk"].iloc[0]) == chunks[3].index
     assert hits["path"].tolist() == [GUIDE_PATH.name] * 5
+
+
+def test_explores_box_is_drawn_only_while_its_expander_is_open() -> None:
+    """Closed (the default), the box costs the rerun nothing: none of its widgets are
+    drawn. Opened, it is drawn. (That it stays open across pages needs a real click:
+    ``tests/e2e/test_vector_box_browser.py``.)"""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at = _ok(at.run().switch_page("pages/explore_page.py").run())
+    assert [e.label for e in at.expander].count("Write to a vector database") == 1
+    assert not [t for t in at.text_input if t.key == "explore.sink_path"]
+    at.session_state["explore.vector_db"] = True  # as a click on the expander does
+    at = _ok(at.run())
+    assert [t for t in at.text_input if t.key == "explore.sink_path"]
 
 
 def test_the_corpus_page_writes_every_document(tmp_path: Path) -> None:

@@ -166,6 +166,7 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def _explore_with_hash_model() -> AppTest:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.session_state["explore.sink_model"] = "hash"
+    at.session_state["explore.vector_db"] = True  # the box's expander open
     at = at.run().switch_page("pages/explore_page.py").run()
     at.radio(key="source").set_value("Paste").run()
     at.text_area(key="pasted").set_value(PAGE_TEXT).run()

@@ -22,7 +22,7 @@ import chunking.embedding.cache as emb_cache
 import chunking.embedding.registry as registry
 from chunking import chunk
 from chunking.cli import main
-from chunking.embedding.derived import build_once
+from chunking.embedding.derived import build_once, fingerprint
 from chunking.embedding.models import (
     DEFAULT_MODEL,
     EmbeddingError,
@@ -187,6 +187,21 @@ def test_the_cli_refuses_an_unknown_model_in_one_line(
 
 
 # --- building derived models ------------------------------------------------------------
+
+
+def test_a_source_models_fingerprint_follows_its_files(tmp_path: Path) -> None:
+    """The digest is kept between calls (every rerun asks), yet a changed source
+    folder gives a new one, so its derived models are built again."""
+    (tmp_path / "model.safetensors").write_bytes(b"\0" * 10)
+    first = fingerprint(tmp_path)
+    assert fingerprint(tmp_path) == first
+    (tmp_path / "tokenizer.json").write_text("{}")
+    os.utime(tmp_path, ns=(1, 1))  # the folder changed, whatever the clock's resolution
+    second = fingerprint(tmp_path)
+    assert second != first
+    (tmp_path / "tokenizer.json").unlink()
+    os.utime(tmp_path, ns=(2, 2))
+    assert fingerprint(tmp_path) == first  # the same files, the same digest
 
 
 def test_a_failed_build_leaves_nothing_behind(tmp_path: Path) -> None:

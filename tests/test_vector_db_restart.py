@@ -214,6 +214,7 @@ def upsert_then_die(self, batch, label):
 LanceSink.upsert = upsert_then_die
 at = AppTest.from_file({app!r}, default_timeout=180)
 at.session_state["explore.sink_model"] = "hash"
+at.session_state["explore.vector_db"] = True  # the box's expander open
 at = at.run().switch_page("pages/explore_page.py").run()
 assert not at.exception, [e.value for e in at.exception]
 at.button(key="explore.sink_write").click().run()
@@ -241,6 +242,7 @@ def test_the_page_comes_back_saying_incomplete_and_a_rerun_completes_it(
 
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)  # a new session: the server is back
     at.session_state["explore.sink_model"] = "hash"
+    at.session_state["explore.vector_db"] = True  # the box's expander open
     at = at.run().switch_page("pages/explore_page.py").run()
     assert not at.exception, [e.value for e in at.exception]
     config = at.session_state["_ce_config"]

@@ -10,6 +10,7 @@ its own copy is dropped.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -32,7 +33,16 @@ def models_dir() -> Path:
 
 def fingerprint(folder: Path) -> str:
     """A short digest of a model folder's file names and sizes: a derived model is built
-    again when the model it comes from changes."""
+    again when the model it comes from changes.
+
+    The app asks on every rerun whether the derived models are built; walking the
+    folder each time cost a tenth of a rerun. The digest is kept per folder and its
+    modification time (one ``stat``), so a folder that changes is walked again."""
+    return _fingerprint(folder.resolve(), folder.stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _fingerprint(folder: Path, mtime_ns: int) -> str:
     digest = hashlib.sha1(usedforsecurity=False)
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         digest.update(f"{path.relative_to(folder)}:{path.stat().st_size};".encode())

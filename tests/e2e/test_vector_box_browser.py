@@ -45,6 +45,14 @@ def test_the_vector_box_starts_clean_below_the_data_folder(browser, tmp_path: Pa
         expect(page.get_by_role("heading", name="Explore", exact=True)).to_be_visible(
             timeout=120_000
         )
+        # the box is drawn once its expander is opened, and is open again after
+        # another page was shown
+        page.get_by_text("Write to a vector database", exact=True).click()
+        _box(page, "explore")
+        page.get_by_test_id("stSidebarNav").get_by_role("link", name="Compare").click()
+        expect(page.get_by_role("heading", name="Compare", exact=True)).to_be_visible()
+        page.get_by_test_id("stSidebarNav").get_by_role("link", name="Explore").click()
+        expect(page.get_by_role("heading", name="Explore", exact=True)).to_be_visible()
         explore_label, explore_model = _box(page, "explore")
         page.screenshot(path=str(screenshot_dir() / "explore-vector-box.png"))
         page.goto(f"{url}/corpus")
