@@ -35,12 +35,13 @@ import os
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
-from functools import lru_cache, partial
+from functools import cache, lru_cache, partial
 from itertools import pairwise
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads on first use: ``import chunking`` stays quick
+    import numpy as np
 
 UNITS = ("chars", "words", "tokens", "model")
 #: A unit counted by the user's own tokenizer file: ``tokenizer:`` followed by its path.
@@ -67,15 +68,26 @@ _OWN_WORD = (
     "\u30fc-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3\uf900-\ufaff"
     "\uff66-\uff9f\U0001b000-\U0001b16f\U00020000-\U0003134f"
 )
-#: A word: one of those characters, or a run of other non-whitespace characters.
-WORD_RE = re.compile(f"[{_OWN_WORD}]|[^\\s{_OWN_WORD}]+")
-_HAS_OWN_WORD = re.compile(f"[{_OWN_WORD}]")
 
-#: Offsets into a text: a sequence or a numpy array of integers.
-Positions = Sequence[int] | np.ndarray
-#: ``sizes(starts, ends)``: the size of each span ``text[starts[k]:ends[k]]`` of one text,
-#: as a list of ``int``.
-SpanSizes = Callable[[Positions, Positions], list[int]]
+
+@cache
+def _word_res() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """:func:`word_re`, and one character that is a word of its own; compiled on first
+    use (each class spans tens of thousands of characters: milliseconds to compile)."""
+    return re.compile(f"[{_OWN_WORD}]|[^\\s{_OWN_WORD}]+"), re.compile(f"[{_OWN_WORD}]")
+
+
+def word_re() -> re.Pattern[str]:
+    """A word: one of those characters, or a run of other non-whitespace characters."""
+    return _word_res()[0]
+
+
+if TYPE_CHECKING:
+    #: Offsets into a text: a sequence or a numpy array of integers.
+    Positions = Sequence[int] | np.ndarray
+    #: ``sizes(starts, ends)``: the size of each span ``text[starts[k]:ends[k]]`` of one
+    #: text, as a list of ``int``.
+    SpanSizes = Callable[[Positions, Positions], list[int]]
 
 
 class Measures(Protocol):
@@ -182,11 +194,13 @@ class CharSizer(Sizer):
         return offsets if isinstance(offsets, list) else list(offsets)
 
     def span_sizes(self, text: str, lo: int = 0, hi: int | None = None) -> SpanSizes:
+        import numpy as np
+
         return lambda starts, ends: np.subtract(ends, starts).tolist()
 
 
 class WordSizer(Sizer):
-    """Counts words (:data:`WORD_RE`): maximal runs of non-whitespace characters
+    """Counts words (:func:`word_re`): maximal runs of non-whitespace characters
     (``str.split()`` words), except that each Han ideograph, kana and Hangul syllable
     is a word of its own, as Unicode word segmentation (UAX #29) breaks around
     ideographs, so that sizes in words make sense for Chinese, Japanese and Korean."""
@@ -196,9 +210,12 @@ class WordSizer(Sizer):
     join_error = 0
 
     def size(self, text: str) -> int:
-        if text.isascii() or _HAS_OWN_WORD.search(text) is None:
+        if text.isascii():
             return len(text.split())
-        return len(WORD_RE.findall(text))
+        words, own_word = _word_res()
+        if own_word.search(text) is None:
+            return len(text.split())
+        return len(words.findall(text))
 
     @property
     def exact_joins(self) -> bool:
@@ -219,7 +236,7 @@ class WordSizer(Sizer):
 def _in_run(char: str) -> bool:
     """Whether ``char`` belongs to a run of characters making one word (neither
     whitespace nor a character that is a word of its own)."""
-    return not char.isspace() and _HAS_OWN_WORD.match(char) is None
+    return not char.isspace() and (char.isascii() or _word_res()[1].match(char) is None)
 
 
 class TokenSizer(Sizer):
@@ -319,6 +336,8 @@ def clean_cuts(points: np.ndarray) -> np.ndarray:
     other whitespace: ``"\\tword"`` is one.) Sorted, with 0 and the text's length
     added: the ends of the text bound a span too.
     """
+    import numpy as np
+
     kinds = _kinds(points)
     clean = _clean(kinds[:-1], kinds[1:], points[1:] == _SPACE)
     return np.concatenate(([0], np.flatnonzero(clean) + 1, [len(points)]))
@@ -338,7 +357,9 @@ def _kinds(points: np.ndarray) -> np.ndarray:
     """Each character's kind: 0 other, 1 whitespace (Python's ``isspace`` holds for all
     of the pattern's ``\\s`` and more), 2 letter or digit (``\\p{L}``, ``\\p{N}``), 3 a
     line break (``\\r``, ``\\n``; whitespace too)."""
-    kinds = _ASCII_KINDS[np.minimum(points, 127)]
+    import numpy as np
+
+    kinds = _ascii_kinds()[np.minimum(points, 127)]
     wide = np.flatnonzero(points > 127)
     if len(wide):
         kinds[wide] = _kinds_of(points[wide])
@@ -347,6 +368,8 @@ def _kinds(points: np.ndarray) -> np.ndarray:
 
 def _kinds_of(points: np.ndarray) -> np.ndarray:
     """The kinds of the characters ``points``, each distinct one classified once."""
+    import numpy as np
+
     codes, which = np.unique(points, return_inverse=True)
     return np.array([_kind(chr(code)) for code in codes.tolist()], np.int8)[which]
 
@@ -357,10 +380,18 @@ def _kind(char: str) -> int:
     return 1 if char.isspace() else 2 if unicodedata.category(char)[0] in "LN" else 0
 
 
-_ASCII_KINDS = np.array([_kind(chr(code)) for code in range(128)], np.int8)
 #: The kind of each ASCII byte (:func:`_kinds`), for ``bytes.translate``; the bytes of
 #: longer characters are classified apart.
-_BYTE_KINDS = bytes(_ASCII_KINDS.tolist() + [0] * 128)
+_BYTE_KINDS = bytes([_kind(chr(code)) for code in range(128)] + [0] * 128)
+
+
+@cache
+def _ascii_kinds() -> np.ndarray:
+    """The kind (:func:`_kinds`) of each ASCII character, as a numpy array (built on
+    first use, so that numpy loads only when a text is classified)."""
+    import numpy as np
+
+    return np.array([_kind(chr(code)) for code in range(128)], np.int8)
 
 
 class Utf8:
@@ -375,6 +406,8 @@ class Utf8:
     __slots__ = ("array", "data", "leads", "widths")
 
     def __init__(self, text: str) -> None:
+        import numpy as np
+
         self.data = text.encode("utf-8", "surrogatepass")
         self.array = np.frombuffer(self.data, np.uint8)
         if len(self.data) == len(text):  # ASCII: a byte is a character
@@ -390,6 +423,8 @@ class Utf8:
         starts, or the end): less the bytes past the first of every character before."""
         if not len(self.leads):
             return offsets
+        import numpy as np
+
         # the first offset after each longer character, which it and all later ones shift
         after = np.searchsorted(offsets, self.leads, side="right")
         shift = np.bincount(np.repeat(after, self.widths - 1), minlength=len(offsets) + 1)
@@ -397,6 +432,8 @@ class Utf8:
 
     def kinds(self) -> np.ndarray:
         """The kind (:func:`_kinds`) of the character each byte belongs to."""
+        import numpy as np
+
         kinds = np.frombuffer(bytearray(self.data.translate(_BYTE_KINDS)), np.int8)
         if len(self.leads):
             array, leads, widths = self.array, self.leads, self.widths
@@ -445,6 +482,8 @@ class TokenRegion:
     """
 
     def __init__(self, sizer: TokenSizer, text: str, lo: int, hi: int) -> None:
+        import numpy as np
+
         self.text, self.count = text, sizer.size
         utf8 = utf8_region(text, lo, hi)
         tokens = sizer.tokens.encode(text[lo:hi])
@@ -469,6 +508,8 @@ class TokenRegion:
         cuts, before, rank, lo = self.cuts, self.before, self.rank, self.lo
         if len(starts) == 1:  # one span (a chunk cut again to fit), without numpy's setup
             return [self.size(int(starts[0]), int(ends[0]))]
+        import numpy as np
+
         starts, ends = np.asarray(starts, np.int64), np.asarray(ends, np.int64)
         # the first clean cut at or after each start, the last at or before each end
         first = rank[starts - lo]

@@ -91,3 +91,22 @@ def test_every_module_of_the_core_imports_on_its_own() -> None:
     out = subprocess.run([sys.executable, "-c", code, *names], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
     assert len(names) > 30
+
+
+def test_the_core_imports_without_numpy() -> None:
+    # numpy was most of a cold `import chunking` (issue 37): it loads when a text is first
+    # measured, and the word pattern is compiled when words are first counted.
+    code = (
+        "import json, sys\n"
+        "import chunking\n"
+        "loaded = sorted(m for m in sys.modules if m == 'numpy' or m.startswith('numpy.'))\n"
+        "from chunking.units import word_re\n"
+        "words = chunking.chunk('two words 東京 ' * 3, 'fixed', size=4, overlap=0, unit='words')\n"
+        "print(json.dumps({'numpy': loaded, 'words': word_re().findall('two words 東京'),\n"
+        "                  'chunks': [c.text for c in words]}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["numpy"] == []
+    assert seen["words"] == ["two", "words", "東", "京"]
+    assert seen["chunks"] == ["two words 東京", "two words 東京", "two words 東京"]

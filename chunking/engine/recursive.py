@@ -36,14 +36,17 @@ from functools import cache
 from itertools import compress
 from operator import itemgetter
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..model import UNSPLITTABLE, Piece
-from ..units import Measures, Positions, SpanSizes, as_sizer, utf8_region
+from ..units import Measures, as_sizer, utf8_region
 from .packing import RunSizes, SplitOversized, pack_runs
 from .spans import strip_span
+
+if TYPE_CHECKING:
+    from ..units import Positions, SpanSizes
 
 #: Paragraphs, lines, sentence ends, words, characters.
 DEFAULT_SEPARATORS = ("\n\n", "\n", ". ", "? ", "! ", "; ", ", ", " ", "")

@@ -44,7 +44,7 @@ from typing import Any
 from ..config import Config
 from ..libraries.text_classes import CJK, COMBINING, EMOJI, ONE_MB_LINE, RTL, TABS_NBSP
 from ..splitters.recursive import LANGUAGES, NO_LANGUAGE
-from ..units import TOKENIZER_PREFIX, WORD_RE
+from ..units import TOKENIZER_PREFIX, word_re
 
 TARGETS = ("langchain", "llamaindex", "chonkie", "semchunk", "python", "cli", "spark")
 #: Units that the other libraries' snippets can count in (and word pieces, see
@@ -211,7 +211,7 @@ _KEEP = {"start": True, "end": "end", "none": False}
 _WORD_PATTERN = (
     "# Words as the explorer counts them: runs of non-whitespace characters, and",
     "# each CJK ideograph, kana or Hangul syllable a word of its own.",
-    f"OWN_WORD = {WORD_RE.pattern[1 : WORD_RE.pattern.index(']')]!a}",
+    f"OWN_WORD = {word_re().pattern[1 : word_re().pattern.index(']')]!a}",
     'WORDS = re.compile(f"[{OWN_WORD}]|[^\\\\s{OWN_WORD}]+")',
     "",
     "",

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..model import Piece
 from ..params import Param, Strategy, overlap_below_size, overlap_param, size_param, unit_param
-from ..units import DEFAULT_ENCODING, WORD_RE, Sizer, TokenSizer, get_sizer
+from ..units import DEFAULT_ENCODING, Sizer, TokenSizer, get_sizer, word_re
 
 TOKEN_BOUNDARY = "over limit: token boundary"
 
@@ -92,7 +92,7 @@ def fixed_windows(text: str, unit: str, size: int, step: int, sizer: Sizer) -> I
     if unit == "tokens":
         yield from token_windows(text, size, size - step, sizer)
     elif unit == "words":
-        spans = [m.span() for m in WORD_RE.finditer(text)]
+        spans = [m.span() for m in word_re().finditer(text)]
         yield from _spans_windows(text, spans, size, step)
     else:
         for i, j in _steps(len(text), size, step):
