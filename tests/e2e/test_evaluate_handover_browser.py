@@ -49,6 +49,7 @@ def test_a_results_row_opens_in_explore_with_its_traffic(page: Page, app_url: st
     expect(main.get_by_text("Select a row to open its configuration")).to_be_visible()
     _select_row(page, 3)
     expect(main.get_by_text("Selected: token · 400 tokens")).to_be_visible()
+    _finished(page)  # the page as it settles, not mid-run with faded elements
     page.screenshot(path=str(screenshot_dir() / "evaluate-row.png"))
     main.get_by_role("button", name="Open in Explore").click()
     expect(page.get_by_role("heading", name="Explore")).to_be_visible(timeout=120_000)
