@@ -6,6 +6,8 @@
     .venv/bin/python -m bench.bench_estimates --models minilm-onnx-int8 --rounds 3
     .venv/bin/python -m bench.bench_estimates --contention 0 1 2 4 6   # slowdown by load
     .venv/bin/python -m bench.bench_estimates --waits          # issue 38's four waits
+    .venv/bin/python -m bench.bench_estimates --waits --busy 3 --place apart --settle 60
+    .venv/bin/python -m bench.bench_estimates --waits --root /tmp/old  # an older commit's
 
 Every step runs in a fresh Python process, so a load is a real first load (torch's
 import included) and an embedding a first embedding (nothing cached). Before each step
@@ -21,11 +23,16 @@ chunks of at most 254 model word pieces of another (a map's or Explore's texts).
 compares their build with its estimate.
 
 ``--contention LOOPS...`` measures the slowdown of an embedding (wall seconds over
-its idle prior) with that many busy loops running, against the 1-minute load average
-(the law of ``chunking.embedding.timing.contention``). ``--waits`` times issue 38's
+its idle prior) with that many busy loops running, against what
+``chunking.embedding.timing.contention`` predicted. ``--waits`` times issue 38's four
 waits whole in fresh processes (a LanceDB write from Explore, a Corpus write, a fresh
-map): what was announced before (load and embedding by the square law), what is
-announced now (the new law, and the write's or the map's own work), the actual seconds.
+map, an own-document evaluation) from their announcement to their end: announced,
+actual, their ratio. ``--root DIR`` runs them with another checkout's code (an export of
+an older commit: what was announced before); ``--busy N`` with N busy loops running
+(``--place apart``: each in a session of its own, ``together``: all in one, ``own``: in
+the benchmark's session), started ``--settle`` seconds before; ``--only`` some of them;
+``--out FILE`` writes the rows as JSON. Wrap every run in the shared lock
+(``flock /tmp/bench.lock ...``) on a shared machine.
 
 Printed: one row per step with estimate, measured seconds and their ratio (measured /
 estimate; the target is 0.67 to 1.5), the machine's load before the step, and with
@@ -187,7 +194,7 @@ def measure_contention(
 
 
 WAITS_CHILD = r"""
-import json, sys, tempfile, time
+import json, os, sys, tempfile, time
 import chunking
 from chunking.documents.io import read_path
 from chunking.embedding.timing import contention
@@ -196,46 +203,71 @@ from chunking.embedding.models import (
 )
 case, model, path, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 from pathlib import Path
-files = sorted(Path(path).glob("*.md")) if Path(path).is_dir() else [Path(path)]
-chunks = []
-for file in files:  # a folder: its documents' chunks, as the Corpus page writes them
-    chunks += chunking.chunk(read_path(file).text, "recursive", size=254, unit="model")
-chunks = chunks[:count]
-texts = [c.embedding_text for c in chunks]
-import os
-out = {"load_factor": contention(), "texts": len(texts)}
-load = os.getloadavg()[0]
-out["old_factor"] = max(1.0, load / (0.65 * (os.cpu_count() or 1))) ** 2  # the square law
-# what the page announces: the model's load (its spinner), then the embedding (its bar)
-announced = estimate_load_seconds(model) + estimate_embedding_seconds(
-    model, texts, disk_cache=False
-)
-out["embedding_part"] = announced
-try:  # the work after the embedding, estimated since issue 38
+out = {"load1": os.getloadavg()[0], "embed_factor": contention()}
+if case == "evaluate":  # the Evaluate page's own-document sweep: typed questions, its grid
+    from chunking.evaluation import REPORT_RECURSIVE, Settings, load_chroma_eval
+    from chunking.evaluation.core import embedded_chunk_texts
+    from chunking.evaluation.sweep import Grid, sweep
+    documents, questions = load_chroma_eval([Path(path).stem], Path(path).parents[1])
+    grid = Grid.from_dict({
+        "strategy": ["recursive", "token"], "size": [200, 400], "overlap": [0.0],
+        "unit": ["tokens"], "params": dict(REPORT_RECURSIVE),
+        "include": [{"strategy": "recursive", "params": {"size": 800, "unit": "chars"}}],
+    })
+    configs = grid.configs()[0]
+    started = time.perf_counter()
+    try:  # the whole wait, announced since issue 38
+        from chunking.evaluation.waits import estimate_sweep_wait
+        planned = estimate_sweep_wait(documents, questions, {model: configs})
+        texts, announced = list(planned.texts[model]), planned.wait.seconds
+        out["embedding_part"] = planned.wait.load_seconds + planned.wait.embed_seconds
+    except ImportError:  # before: the progress bar's embedding estimate, the load unsaid
+        texts = [q.text for q in questions]
+        for config in configs:
+            texts += embedded_chunk_texts(documents, config)
+        announced = estimate_embedding_seconds(model, texts, disk_cache=False)
+        out["embedding_part"] = announced
+    out["chunking"] = time.perf_counter() - started
+    out["texts"] = len(texts)
+    started = time.perf_counter()
+    embedder = get_embedder(model)
+    embedder.embed(texts, disk_cache=False)
+    out["embedded"] = time.perf_counter() - started
+    sweep(documents, questions, configs, embedder, Settings(top_k=5))
+else:
+    files = sorted(Path(path).glob("*.md")) if Path(path).is_dir() else [Path(path)]
+    chunks = []
+    for file in files:  # a folder: its documents' chunks, as the Corpus page writes them
+        chunks += chunking.chunk(read_path(file).text, "recursive", size=254, unit="model")
+    chunks = chunks[:count]
+    texts = [c.embedding_text for c in chunks]
+    out["texts"] = len(texts)
+    # what the page announces: the model's load and the embedding, then its own work
+    announced = estimate_load_seconds(model) + estimate_embedding_seconds(
+        model, texts, disk_cache=False
+    )
+    out["embedding_part"] = announced
     from chunking.embedding.models import estimate_map_seconds, estimate_write_seconds
-    if case == "map":
-        announced += estimate_map_seconds(len(texts))
+    announced += estimate_map_seconds(len(texts)) if case == "map" else 0.0
+    announced += estimate_write_seconds(len(texts)) if case == "write" else 0.0
+    started = time.perf_counter()
+    embedder = get_embedder(model)
+    vectors = embedder.embed(texts, disk_cache=False)
+    out["embedded"] = time.perf_counter() - started
     if case == "write":
-        announced += estimate_write_seconds(len(texts))
-except ImportError:
-    pass
-started = time.perf_counter()
-embedder = get_embedder(model)
-vectors = embedder.embed(texts, disk_cache=False)
-out["embedded"] = time.perf_counter() - started
-if case == "write":
-    from chunking.output.export import chunk_records
-    from chunking.sinks import write_records
-    records = [{**r, "doc_id": "d", "path": path} for r in chunk_records(chunks)]
-    folder = tempfile.mkdtemp(prefix="bench-waits-")
-    from chunking.config import Config
-    config = Config.create("recursive", size=254, unit="model")
-    write_records(f"lancedb:{folder}/vectors", records, vectors, config=config, model=model)
-elif case == "map":
-    from chunking.embedding.projection import project
-    project(vectors)
+        from chunking.config import Config
+        from chunking.output.export import chunk_records
+        from chunking.sinks import write_records
+        records = [{**r, "doc_id": "d", "path": path} for r in chunk_records(chunks)]
+        folder = tempfile.mkdtemp(prefix="bench-waits-")
+        config = Config.create("recursive", size=254, unit="model")
+        write_records(f"lancedb:{folder}/vectors", records, vectors, config=config, model=model)
+    elif case == "map":
+        from chunking.embedding.projection import project
+        project(vectors)
 out["announced"], out["then"] = announced, announced - out["embedding_part"]
 out["actual"] = time.perf_counter() - started
+out["load1_end"] = os.getloadavg()[0]
 print(json.dumps(out))
 """
 
@@ -244,38 +276,86 @@ WAITS = (
     ("LanceDB write (Explore)", "write", "minilm", CORPORA / "finance.md", 359),
     ("Corpus write", "write", "minilm-onnx-int8", CORPORA, 1243),
     ("fresh map", "map", "minilm", CORPORA / "pubmed.md", 400),
+    ("own-document evaluation", "evaluate", "minilm-onnx-int8", CORPORA / "wikitexts.md", 0),
 )
 
 
-def measure_waits(env: dict[str, str]) -> None:
-    """Each of issue 38's waits in a fresh process (the model loaded there first, no
-    text cached): announced, actual, actual over announced, load factor at the start."""
-    print(
-        f"{'wait':<24}{'model':<18}{'texts':>6}{'before':>8}{'ratio':>7}{'now':>8}"
-        f"{'actual':>8}{'ratio':>7}{'load':>6}"
-    )
-    for what, case, model, path, count in WAITS:
-        done = subprocess.run(
-            [sys.executable, "-c", WAITS_CHILD, case, model, str(path), str(count)],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=ROOT,
-            check=False,
+def busy_loops(count: int, place: str) -> list[subprocess.Popen[bytes]]:
+    """``count`` busy loops: each in a session of its own (``apart``: other people's
+    work, as Linux's autogroups see it), all in one session of their own (``together``:
+    a test suite's workers), or in the benchmark's own session (``own``)."""
+    if place == "together" and count:
+        shell = " & ".join(f"{sys.executable} -c 'while True: pass'" for _ in range(count))
+        return [subprocess.Popen(["sh", "-c", f"{shell}; wait"], start_new_session=True)]
+    return [
+        subprocess.Popen(
+            [sys.executable, "-c", "while True: pass"], start_new_session=place == "apart"
         )
-        if done.returncode != 0:
-            print(f"{what}: failed: {done.stderr[-800:]}", flush=True)
-            continue
-        r = json.loads(done.stdout.strip().splitlines()[-1])
-        print(json.dumps(r), file=sys.stderr)
-        # before issue 38: load and embedding only, scaled by the square law
-        before = r["embedding_part"] * r["old_factor"] / r["load_factor"]
+        for _ in range(count)
+    ]
+
+
+def stop(loops: list[subprocess.Popen[bytes]]) -> None:
+    """End the busy loops (a shell's loops with it: its whole process group)."""
+    import contextlib
+    import signal
+
+    for p in loops:
+        with contextlib.suppress(ProcessLookupError):
+            if isinstance(p.args, list) and p.args[0] == "sh":
+                os.killpg(p.pid, signal.SIGKILL)
+            else:
+                p.kill()
+        p.wait()
+
+
+def measure_waits(
+    env: dict[str, str],
+    root: Path,
+    busy: int,
+    place: str,
+    settle: float,
+    only: list[str] | None = None,
+) -> list[dict[str, object]]:
+    """Each of issue 38's waits in a fresh process (the model loaded there, no text
+    cached), with the code of ``root`` and ``busy`` busy loops running (started
+    ``settle`` seconds before, for the load average to follow): announced, actual,
+    actual over announced, the 1-minute load average at the start."""
+    import time
+
+    loops = busy_loops(busy, place)
+    rows: list[dict[str, object]] = []
+    try:
+        time.sleep(settle if busy else 0.0)
         print(
-            f"{what:<24}{model:<18}{r['texts']:>6}{before:7.1f}s{ratio(r['actual'], before):>7}"
-            f"{r['announced']:7.1f}s{r['actual']:7.1f}s{ratio(r['actual'], r['announced']):>7}"
-            f"{r['load_factor']:6.1f}",
-            flush=True,
+            f"{'wait':<25}{'model':<18}{'texts':>6}{'announced':>10}{'actual':>8}"
+            f"{'ratio':>7}{'load1':>7}{'slowdown':>9}"
         )
+        for what, case, model, path, count in WAITS:
+            if only and case not in only:
+                continue
+            done = subprocess.run(
+                [sys.executable, "-c", WAITS_CHILD, case, model, str(path), str(count)],
+                capture_output=True,
+                text=True,
+                env={**env, "PYTHONPATH": str(root)},
+                cwd=root,
+                check=False,
+            )
+            if done.returncode != 0:
+                print(f"{what}: failed: {done.stderr[-800:]}", flush=True)
+                continue
+            r = json.loads(done.stdout.strip().splitlines()[-1])
+            r.update(wait=what, model=model, busy=busy, place=place, root=str(root))
+            rows.append(r)
+            print(
+                f"{what:<25}{model:<18}{r['texts']:>6}{r['announced']:9.1f}s{r['actual']:7.1f}s"
+                f"{ratio(r['actual'], r['announced']):>7}{r['load1']:7.2f}{r['embed_factor']:9.2f}",
+                flush=True,
+            )
+    finally:
+        stop(loops)
+    return rows
 
 
 def texts_of(path: Path, kind: str, count: int) -> list[str]:
@@ -375,6 +455,20 @@ def main(argv: list[str] | None = None) -> int:
         help="only measure the slowdown of an embedding with this many busy loops running",
     )
     parser.add_argument("--waits", action="store_true", help="only issue 38's four waits")
+    parser.add_argument("--busy", type=int, default=0, help="busy loops during --waits")
+    parser.add_argument(
+        "--place",
+        choices=("apart", "together", "own"),
+        default="apart",
+        help="--busy loops each in a session of its own, all in one, or in the bench's",
+    )
+    parser.add_argument(
+        "--root", type=Path, default=ROOT, help="the checkout whose code --waits times"
+    )
+    parser.add_argument(
+        "--only", nargs="+", choices=("write", "map", "evaluate"), help="--waits: these only"
+    )
+    parser.add_argument("--out", type=Path, help="--waits: also write the rows as JSON here")
     parser.add_argument("--settle", type=float, default=60.0, help="seconds before each run")
     parser.add_argument("--texts", type=int, default=160, help="texts embedded (--contention)")
     parser.add_argument(
@@ -389,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
             "HF_HUB_OFFLINE": "1",
             "CHUNK_EXPLORER_TIMINGS": str(folder / "t.json"),
         }
-        files = []
+        files: list[tuple[str, Path, int]] = []
         for name, path, kind, count in TEXT_SETS:
             texts = texts_of(path, kind, count)
             file = folder / f"{len(files)}.json"
@@ -398,7 +492,9 @@ def main(argv: list[str] | None = None) -> int:
             if args.contention:
                 break
         if args.waits:
-            measure_waits(env)
+            timed = measure_waits(env, args.root, args.busy, args.place, args.settle, args.only)
+            if args.out:
+                args.out.write_text(json.dumps(timed, indent=1), encoding="utf-8")
             return 0
         if args.contention:
             texts = texts_of(TEXT_SETS[1][1], "chunks", args.texts)

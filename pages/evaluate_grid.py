@@ -7,20 +7,19 @@ sweep run once with a progress bar, its results cached with their lenses
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import streamlit as st
 
 from chunking import UNITS, Chunk, Config, strategies
-from chunking.embedding.models import EmbeddingError, get_embedder
+from chunking.embedding.models import EmbeddingError, Wait, get_embedder
 from chunking.embedding.registry import named_models
 from chunking.evaluation import (
     REPORT_RECURSIVE,
     Settings,
 )
-from chunking.evaluation.core import embedded_chunk_texts
 from chunking.evaluation.lens import (
     Lens,
     lenses,
@@ -322,8 +321,9 @@ def unit_notes(grid: Grid, models: list[str]) -> None:
         st.caption("Sizes in unit model count " + "; ".join(counts) + ".")
 
 
-def warm_up(qs: QuestionSet, grid: Grid, model: str, technique: Technique, run_key: str) -> None:
-    """Embed every text the sweep needs, with a progress bar (once per sweep).
+def warm_up(texts: Sequence[str], model: str, run_key: str) -> None:
+    """Embed every text the sweep needs (the questions and every chunk,
+    :func:`chunking.evaluation.waits.estimate_sweep_wait`), with a progress bar.
 
     The vectors land in the embedder's cache, so the cached sweep that follows finds
     them all and does not embed anything itself. Records (texts requested, texts the
@@ -331,26 +331,27 @@ def warm_up(qs: QuestionSet, grid: Grid, model: str, technique: Technique, run_k
     progress is the spinner's.
     """
     warmed: dict[str, tuple[int, int]] = st.session_state.setdefault(f"{P}warmed", {})
-    if run_key in warmed:
-        return
     embedder = get_embedder(model)
     before = embedder.encoded
-    texts = [q.text for q in qs.questions]
-    ids = list(dict.fromkeys(q.corpus_id for q in qs.questions))
-    with st.spinner("Chunking…"):
-        for config in grid.configs()[0]:
-            texts += embedded_chunk_texts(qs.documents, config, technique, ids)
     model_choice.embed_with_progress(
         embedder, texts, f"Embedding the questions and every chunk ({model})"
     )
     warmed[run_key] = (len(texts), embedder.encoded - before)
 
 
+def announce_wait(wait: Wait) -> None:
+    """The sweep's whole wait, as the core estimates it, before it starts."""
+    st.caption(f"This evaluation takes {wait.describe()} on this machine now.")
+
+
 def run_sweep(
     qs: QuestionSet, grid: Grid, settings: Settings, models: list[str], technique: Technique
 ) -> tuple[Lensed, tuple[int, int]] | None:
     """The sweep's results with their lenses (cached) and (texts requested, texts
-    embedded), after embedding what it needs with a progress bar."""
+    embedded), after embedding what it needs with a progress bar (the whole wait
+    announced first)."""
+    from chunking.evaluation.waits import estimate_sweep_wait
+
     settings_json = json.dumps(asdict(settings), sort_keys=True)
     technique_json = json.dumps(asdict(technique), sort_keys=True)
     key = (qs.key, grid_json(grid), settings_json, technique_json, tuple(models))
@@ -358,11 +359,18 @@ def run_sweep(
     if not all(endpoint_box.endpoint_allowed(m) for m in models):
         return None
     unit_notes(grid, models)
+    warmed = st.session_state.setdefault(f"{P}warmed", {})
+    run_keys = {m: "|".join([*key[:4], m]) for m in models}
     try:
+        todo = {m: model_grid(grid, m).configs()[0] for m in models if run_keys[m] not in warmed}
+        if todo:
+            with st.spinner("Chunking…"):
+                planned = estimate_sweep_wait(qs.documents, qs.questions, todo, technique)
+            announce_wait(planned.wait)
+            for model, texts in planned.texts.items():
+                warm_up(texts, model, run_keys[model])
         for model in models:
-            run_key = "|".join([*key[:4], model])
-            warm_up(qs, model_grid(grid, model), model, technique, run_key)
-            requested, embedded = st.session_state[f"{P}warmed"][run_key]
+            requested, embedded = warmed[run_keys[model]]
             counts = [counts[0] + requested, counts[1] + embedded]
         with st.spinner("Scoring…" if technique.embedding == "naive" else "Late embedding…"):
             result = _sweep(*key, qs)

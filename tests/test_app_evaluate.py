@@ -134,6 +134,8 @@ def test_own_document_and_question_file_with_header_context() -> None:
     at.selectbox(key="eval.context").set_value("headers")
     next(b for b in at.button if b.label == "Run evaluation").click()
     _ok(at.run())
+    # the whole wait is announced before it starts (the fake model: under a second)
+    assert any(c.value.startswith("This evaluation takes under a second") for c in at.caption)
     results = at.dataframe[0].value
     # the grid's recursive · 40 chars, then the sidebar's configuration (evaluated too)
     assert results["Technique"].tolist() == ["headers", "headers"]

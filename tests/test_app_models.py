@@ -134,7 +134,7 @@ def steady_estimates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Estimates that do not move between the page's and the test's: no records of
     earlier runs, and the machine's load fixed."""
     monkeypatch.setenv(timing.TIMINGS_ENV, str(tmp_path / "timings.json"))
-    monkeypatch.setattr(timing, "contention", lambda: 1.0)
+    monkeypatch.setattr(timing, "contention", lambda threads=0: 1.0)
 
 
 def _fresh_document() -> str:

@@ -47,7 +47,7 @@ from .base import (
 from .cache import default_cache_dir, disk_get, memory_get, text_key
 from .endpoint import UNKNOWN_WAIT, EndpointEmbedder, EndpointSpec, is_endpoint, load_endpoint
 from .registry import NamedModel, model_names, named_model, resolve_name
-from .timing import CHARS_PER_PIECE, EMBED, LOAD, about, estimate, piece_counts, single_thread
+from .timing import CHARS_PER_PIECE, EMBED, LOAD, about, estimate, piece_counts
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -139,7 +139,7 @@ def _load(name: str, progress: Progress | None) -> Embedder:
     named = _timed_as(name)
     if named.key == name:
         return named.load(progress)  # timed there
-    started, load = time.perf_counter(), timing.contention()
+    started, load = time.perf_counter(), timing.contention(timing.LOAD_THREADS)
     model = load_sentence_transformer(name, name, model_names())
     embedder = SentenceTransformerEmbedder(model, name)
     timing.record(name, LOAD, named.speed.load_seconds, time.perf_counter() - started, load)
@@ -171,7 +171,9 @@ def estimate_load_seconds(model: str | None = None) -> float:
             return 0.0
     named = _timed_as(name)
     if named.key != name:  # another sentence-transformers model: timed on its own record
-        return estimate(name, LOAD, named.speed.load_seconds)
+        return estimate(
+            name, LOAD, named.speed.load_seconds, timing.contention(timing.LOAD_THREADS)
+        )
     return named.ready_seconds()
 
 
@@ -202,7 +204,9 @@ def estimate_embedding_seconds(
         pieces = [round(each)] * texts
     else:
         pieces = piece_counts(_uncached(name, texts, disk_cache), _bundled_pieces)
-    return estimate(name, EMBED, speed.embedding_seconds(pieces)) if pieces else 0.0
+    if not pieces:
+        return 0.0
+    return estimate(name, EMBED, speed.embedding_seconds(pieces), thread_wait=speed.thread_wait)
 
 
 def _endpoint_seconds(name: str, texts: Sequence[str] | int) -> float | None:
@@ -227,25 +231,25 @@ def estimate_write_seconds(records: int, module: str = "lancedb") -> float:
     """Seconds a vector database (its library ``module``) takes to write ``records``
     embedded chunks, after their embedding (:func:`estimate_embedding_seconds`): the
     library's import the first time in this process, then each record; scaled by the
-    machine's load as work on one thread (:func:`.timing.single_thread`)."""
+    machine's load as work on one thread (:func:`.timing.contention`)."""
     import sys
 
     idle = WRITE_RECORD_SECONDS * records
     if module not in sys.modules:
         idle += WRITE_IMPORT_SECONDS
-    return estimate(f"write:{module}", "write", idle, single_thread(timing.contention()))
+    return estimate(f"write:{module}", "write", idle, timing.contention(threads=1))
 
 
 def estimate_map_seconds(points: int) -> float:
     """Seconds a map takes to project ``points`` vectors with UMAP after embedding them
     (umap's import the first time in this process), scaled by the machine's load as
-    work on one thread (:func:`.timing.single_thread`)."""
+    work on one thread (:func:`.timing.contention`)."""
     import sys
 
     idle = MAP_POINT_SECONDS * points
     if "umap" not in sys.modules:
         idle += MAP_IMPORT_SECONDS
-    return estimate("map:umap", "map", idle, single_thread(timing.contention()))
+    return estimate("map:umap", "map", idle, timing.contention(threads=1))
 
 
 def _bundled_pieces(texts: list[str]) -> list[int]:
