@@ -49,6 +49,7 @@ import math
 import os
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -192,8 +193,6 @@ def read_demand(proc: Path = Path("/proc")) -> Demand | None:
     :data:`SAMPLE_SECONDS`: its mean runnable threads, or the CPUs' worth it used
     meanwhile when more (a session whose threads run in bursts); this process's own
     session apart. None where ``/proc`` or its autogroups cannot be read."""
-    import time
-
     try:
         own_group = ((proc / "self" / "autogroup").read_text().split() or ["?"])[0]
         me = threading.get_native_id()
@@ -232,8 +231,6 @@ def machine_demand() -> Demand:
     """The demand now (:func:`read_demand`, reused for :data:`DEMAND_TTL` seconds);
     without ``/proc``, every task of the 1-minute load average counted as a session of
     its own (what Linux does without autogroups)."""
-    import time
-
     now = time.monotonic()
     with _LOCK:
         if _DEMAND and now - _DEMAND[0][0] < DEMAND_TTL:
