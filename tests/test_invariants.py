@@ -258,6 +258,20 @@ def test_empty_and_whitespace_documents_are_refused(bad: str) -> None:
         chunking.chunk(bad)
 
 
+def test_recursive_starts_never_go_back_after_a_chunk_cut_again() -> None:
+    # Regression (found by Hypothesis): the span 40-78 measured over 12 tokens once
+    # joined and was cut again into 40-68 and 69-78; the next chunk's overlap reached
+    # back to 64, before 69.
+    text = (
+        "<table><tr><th></th></tr><tbody><tr><td rowspan=2></td><td>wide wide wide wide "
+        "wide</td></tr>\n<tr><td></td></tr></tbody></table>"
+    )
+    config = Config.create("recursive", size=12, overlap=3, unit="tokens", keep_separator="start")
+    chunks = chunking.run(text, config)
+    assert any(c.metadata.get("boundary") == "size" for c in chunks)  # the case it covers
+    check_invariants(text, chunks, config)
+
+
 WHITESPACE_CASES = [
     ("recursive", {"size": 1, "unit": "chars"}),
     ("fixed", {"size": 3, "overlap": 0, "unit": "tokens"}),

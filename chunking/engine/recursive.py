@@ -467,7 +467,12 @@ def recursive_pieces(
     """Split ``text[lo:hi]`` with ``splitter``; re-measure each chunk so that the limit
     holds exactly. A chunk still over the limit is cut by :func:`fit_span`, or flagged
     :data:`~chunking.model.UNSPLITTABLE` when no separator is left. Metadata:
-    ``boundary == "separator"`` and the ``separator`` used."""
+    ``boundary == "separator"`` and the ``separator`` used.
+
+    Starts never go back: a cut of an over-limit chunk that would start at or after the
+    next chunk's start lies wholly inside that next chunk (the next chunk starts in this
+    one's overlap and ends after it), so it is dropped rather than repeated out of order.
+    """
     limit = splitter.size
     shared: dict[str, Mapping[str, Any]] = {}  # one read-only metadata per separator
     spans, sizes = splitter.split(lo, hi)
@@ -476,7 +481,9 @@ def recursive_pieces(
     def measure(a: int, b: int) -> int:
         return of_region([a], [b])[0]
 
-    for (start, end, separator, whole), n in zip(spans, sizes, strict=True):
+    nexts = [s[0] for s in spans[1:]]
+    nexts.append(len(text))
+    for (start, end, separator, whole), n, following in zip(spans, sizes, nexts, strict=True):
         meta = shared.get(separator)
         if meta is None:
             meta = shared[separator] = MappingProxyType(
@@ -486,8 +493,10 @@ def recursive_pieces(
             yield Piece(start, end, meta, n)
         elif whole:
             yield Piece(start, end, {**meta, "flags": [UNSPLITTABLE]}, n)
-        else:
-            yield from fit_span(text, start, end, sizer, limit, measure)
+        else:  # a cut from where the next chunk starts lies inside it: dropped
+            for piece in fit_span(text, start, end, sizer, limit, measure):
+                if piece.start < following or start >= following:
+                    yield piece
 
 
 def recursive_split(text: str, sizer: Measures, size: int) -> SplitOversized:
