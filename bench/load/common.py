@@ -57,11 +57,16 @@ def load() -> str:
     return f"load average {one:.2f}, {five:.2f}, {fifteen:.2f} (nproc {os.cpu_count()})"
 
 
+def percentile(seconds: list[float], q: float) -> float:
+    """The ``q``-th percentile of ``seconds`` (not empty), the nearest rank."""
+    ordered = sorted(seconds)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
 def spread(seconds: list[float]) -> str:
     """p50, p95 and the maximum of ``seconds`` (not empty)."""
-    ordered = sorted(seconds)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return f"p50 {statistics.median(ordered):.2f} s, p95 {p95:.2f} s, max {ordered[-1]:.2f} s"
+    p50, p95 = statistics.median(seconds), percentile(seconds, 95)
+    return f"p50 {p50:.2f} s, p95 {p95:.2f} s, max {max(seconds):.2f} s"
 
 
 @dataclass

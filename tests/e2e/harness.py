@@ -72,9 +72,10 @@ def start_server(
     log_path: Path | None = None,
     env: dict[str, str] | None = None,
     extra_args: Sequence[str] = (),
+    script: Path | None = None,
 ) -> tuple[subprocess.Popen, str]:
-    """Start ``python app.py`` (Streamlit, as README says) on a free port; return the
-    process and its URL.
+    """Start ``python app.py`` (Streamlit, as README says) on a free port, or
+    ``streamlit run script`` when given; return the process and its URL.
 
     Output goes to ``log_path`` (discarded when None). Raises ``RuntimeError`` if the
     server exits or does not answer its health check within ``STARTUP_SECONDS``.
@@ -82,7 +83,7 @@ def start_server(
     port = free_port()
     command = [
         sys.executable,
-        "app.py",
+        *(["-m", "streamlit", "run", str(script)] if script else ["app.py"]),
         "--server.headless",
         "true",
         "--server.port",
