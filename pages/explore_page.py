@@ -41,6 +41,10 @@ LENS_COLOUR_KEY = "explore.lens_colour"
 LENS_CONFIG_KEY = "explore.lens_config"
 LENS_QUESTION_KEY = "explore.lens_question"
 VECTOR_DB_KEY = "explore.vector_db"
+#: Explore's tabs (``state.EXPLORE_TABS``). Only the open tab is drawn: a size change
+#: redraws the counts and one section, which cut what each browser spends on it from
+#: 0.63 to 0.33 CPU seconds (``bench/bench_render.py``).
+BOUNDARIES, SIZES, CHUNKS, EDITOR, DOWNLOAD = state.EXPLORE_TABS
 #: How the boundary view colours chunks: by position (even/odd) or by retrieval traffic.
 COLOURINGS = {"position": "even / odd chunk", "retrieved": "retrieval traffic (heat)"}
 #: The size summary's columns as the table shows them.
@@ -142,8 +146,7 @@ def lens_section(
 
 
 def summary_section(config: Config, analysis: Report) -> None:
-    """Counts and sizes in the configuration's unit, the warnings, the histogram and the
-    sizes in every unit."""
+    """Counts and sizes in the configuration's unit, and the warnings."""
     unit = config.unit
     summary = analysis.summary[unit]
     cols = st.columns(6)
@@ -155,6 +158,11 @@ def summary_section(config: Config, analysis: Report) -> None:
     cols[5].metric("Warnings", analysis.warning_count)
     for warning in analysis.warnings:
         st.warning(f"**{warning.title}.** {warning.message}", icon=":material/warning:")
+
+
+def sizes_section(config: Config, analysis: Report) -> None:
+    """The histogram in the configuration's unit and the sizes in every unit."""
+    unit = config.unit
     left, right = st.columns([3, 2])
     with left:
         figure = size_histogram(analysis.sizes[unit], limit=config.limit, unit=unit)
@@ -283,6 +291,41 @@ def vector_database_section(
     vector_db.vector_database_box("explore", config, documents, len(chunks))
 
 
+def boundaries_section(
+    source: cached.Source, config: Config, chunks: Sequence[Chunk], pages: Sequence[Page]
+) -> None:
+    """The document with the chunk boundaries (and the lens), a PDF's page beside it."""
+    heat, gold = lens_section(source, chunks, pages)
+    selected = int(st.session_state.get(CHUNK_KEY) or 0)  # outlined, as on the PDF page
+    paged = pdf_view.has_pages(source)  # a PDF: its page view beside the text
+    text_col, page_col = st.columns(2) if paged else (st.container(), None)
+    with text_col:
+        shown = text_view.paged_text(
+            source.document.text,
+            chunks,
+            PAGE_KEY,
+            unit=config.unit,
+            pages=pages,
+            cache_key=f"{source.key}|{config.to_json()}",
+            heat=heat,
+            gold=gold,
+            selected=selected,
+        )
+    if page_col is not None:
+        with page_col:
+            pdf_view.page_view(
+                source,
+                sidebar.source_bytes(source),
+                chunks,
+                shown,
+                unit=config.unit,
+                selected=selected,  # the Chunk input's
+                heat=heat,
+                gold=gold,
+                on_select=partial(_go_to_chunk, pages),  # a click on a rectangle
+            )
+
+
 def main() -> None:
     # The title comes first: a missing document or an invalid configuration stops the
     # page below it, with the reason in place, rather than blanking the page.
@@ -308,49 +351,30 @@ def main() -> None:
     analysis = cached.analysis(source, config)
     pages = cached.boundary_pages(source, config)
     summary_section(config, analysis)
-    st.subheader("Document with chunk boundaries")
-    heat, gold = lens_section(source, chunks, pages)
-    paged = pdf_view.has_pages(source)  # a PDF: its page view beside the text
-    text_col, page_col = st.columns(2) if paged else (st.container(), None)
-    with text_col:
-        shown = text_view.paged_text(
-            source.document.text,
-            chunks,
-            PAGE_KEY,
-            unit=config.unit,
-            pages=pages,
-            cache_key=f"{source.key}|{config.to_json()}",
-            heat=heat,
-            gold=gold,
-            selected=int(st.session_state.get(CHUNK_KEY) or 0),  # outlined, as on the PDF page
-        )
-    if page_col is not None:
-        with page_col:
-            pdf_view.page_view(
-                source,
-                sidebar.source_bytes(source),
-                chunks,
-                shown,
-                unit=config.unit,
-                selected=int(st.session_state.get(CHUNK_KEY) or 0),  # the Chunk input's
-                heat=heat,
-                gold=gold,
-                on_select=partial(_go_to_chunk, pages),  # a click on a rectangle
-            )
-    st.subheader("Where would you cut?")
-    boundary_editor.explore_section(source, config, chunks)
-    st.subheader("Chunks")
-    chunk_section(source, config, chunks, analysis, pages)
-    st.subheader("Download")
-    download_section(source, config, chunks, analysis)
-    st.subheader("Export as code")
-    exports.code_export(config, key="explore.code")
-    # Drawn only while open: the box (its model, endpoint and folder widgets) was a
-    # third of every rerun of this page, for a feature used once in a while.
-    box = state.lazy_expander("Write to a vector database", VECTOR_DB_KEY)
-    if box.open:
-        with box:
-            vector_database_section(source, config, chunks, analysis)
+    tabs = state.lazy_tabs(state.EXPLORE_TABS, state.EXPLORE_TAB_KEY)
+    if tabs[BOUNDARIES].open:
+        with tabs[BOUNDARIES]:
+            boundaries_section(source, config, chunks, pages)
+    if tabs[SIZES].open:
+        with tabs[SIZES]:
+            sizes_section(config, analysis)
+    if tabs[CHUNKS].open:
+        with tabs[CHUNKS]:
+            chunk_section(source, config, chunks, analysis, pages)
+    if tabs[EDITOR].open:
+        with tabs[EDITOR]:
+            boundary_editor.explore_section(source, config, chunks)
+    if tabs[DOWNLOAD].open:
+        with tabs[DOWNLOAD]:
+            download_section(source, config, chunks, analysis)
+            st.subheader("Export as code")
+            exports.code_export(config, key="explore.code")
+            # Drawn only while open: the box (its model, endpoint and folder widgets)
+            # was a third of every rerun of this page, for a feature used once in a while.
+            box = state.lazy_expander("Write to a vector database", VECTOR_DB_KEY)
+            if box.open:
+                with box:
+                    vector_database_section(source, config, chunks, analysis)
 
 
 if __name__ == "__main__":  # Streamlit runs a page as __main__; importing it draws nothing

@@ -32,6 +32,8 @@ def send(config: Config, go: str, document: tuple[str, str] | None = None) -> No
         config_controls.apply_config(config, prefix=COMPARE_PREFIX)
     else:
         config_controls.apply_config(config)
+    if go == EXPLORE:  # the boundaries first, where an evaluation's traffic is drawn
+        state.open_tab(state.EXPLORE_TAB_KEY, state.EXPLORE_TABS[0])
     if document is not None:
         name, text = document
         stem = name if "." in name else f"{name}.md"

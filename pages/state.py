@@ -19,6 +19,7 @@ from chunking import Chunk
 
 if TYPE_CHECKING:
     from streamlit.elements.lib.mutable_expander_container import ExpanderContainer
+    from streamlit.elements.lib.mutable_tab_container import TabContainer
 
     from chunking.evaluation.lens import Lens
     from chunking.evaluation.questions import Question
@@ -60,6 +61,39 @@ def lazy_expander(label: str, key: str) -> ExpanderContainer:
     return st.expander(
         label, expanded=bool(st.session_state.get(kept)), key=key, on_change=remember
     )
+
+
+def lazy_tabs(labels: Sequence[str], key: str) -> dict[str, TabContainer]:
+    """Tabs whose content the caller draws only for the ``.open`` one (a rerun redraws
+    that tab alone), by label; the open tab is kept while other pages are shown and can
+    be chosen beforehand with :func:`open_tab`."""
+    kept = f"_ce_open.{key}"
+    asked = st.session_state.pop(f"_ce_ask.{key}", None)
+    if asked in labels:  # before the widget is drawn, as Streamlit allows
+        st.session_state[key] = st.session_state[kept] = asked
+
+    def remember() -> None:
+        st.session_state[kept] = st.session_state.get(key)
+
+    chosen = st.session_state.get(kept)
+    if key in st.session_state:  # the widget's own state (a default would be ignored)
+        tabs = st.tabs(labels, key=key, on_change=remember)
+    else:  # first drawn, or again after another page: the tab last open
+        default = chosen if chosen in labels else None
+        tabs = st.tabs(labels, key=key, on_change=remember, default=default)
+    return dict(zip(labels, tabs, strict=True))
+
+
+def open_tab(key: str, label: str) -> None:
+    """Show ``label`` the next time the tabs of :func:`lazy_tabs` ``key`` are drawn."""
+    st.session_state[f"_ce_ask.{key}"] = label
+
+
+#: Explore's sections below its counts, one tab each (:func:`lazy_tabs`): only the open
+#: one is drawn, so a size change redraws the counts and one section. Other pages (the
+#: tour) choose the tab a link opens with :func:`open_tab`.
+EXPLORE_TAB_KEY: Final = "explore.tab"
+EXPLORE_TABS: Final = ("Boundaries", "Sizes", "Chunks", "Where would you cut?", "Download and code")
 
 
 #: The LLM tools page's endpoint and model; Explore reads them to show what the model

@@ -60,6 +60,8 @@ class Stop:
     map_request: Mapping[str, Any] | None = None
     #: Settings for Explore's boundary editor (``{"load": "sample"}``: the sample's gold).
     boundaries: Mapping[str, Any] | None = None
+    #: The Explore tab the stop opens (``state.EXPLORE_TABS``).
+    tab: str = state.EXPLORE_TABS[0]
     #: False when the page works without the strategy (the sidebar is then left alone).
     needs_strategy: bool = True
     #: The "Try it" hint shown on the page this stop opens; empty: the level's.
@@ -107,8 +109,8 @@ LEVELS = (
         "when a piece is still too large fall back to smaller ones: a line, a sentence end, "
         "a space, and as a last resort a single character. Chunks stay under the limit "
         "but end where the text pauses. This is the sensible default for plain prose.",
-        "compared with level 1, chunks now end at paragraph and sentence ends. Pick a "
-        "chunk below the table: its metadata names the separator it ended on.",
+        "compared with level 1, chunks now end at paragraph and sentence ends. In the "
+        "Chunks tab, pick a chunk: its metadata names the separator it ended on.",
         (
             Stop(
                 "Open recursive chunks of the essay",
@@ -174,6 +176,7 @@ LEVELS = (
                 "the next in its metadata ('context', a column of the chunk table) that the "
                 "model reads before the rows. Pick a chunk whose 'table_rows' is filled: a "
                 "later group shows its header above it.",
+                tab=state.EXPLORE_TABS[2],
             ),
         ),
     ),
@@ -230,7 +233,7 @@ LEVELS = (
         "LLM tools page shows that cost before it runs, with the small offline model "
         "(weak answers, for trying the idea) or any OpenAI-compatible endpoint.",
         "in the service agreement, parents are about 2,000 characters and children about "
-        "500: the chunk table lists both, and each child's metadata names its parent "
+        "500: the Chunks tab lists both, and each child's metadata names its parent "
         "('parent') and its level. On the LLM tools page, read the estimated cost, run the "
         "contexts, and compare each chunk with the sentence written for it.",
         (
@@ -241,8 +244,9 @@ LEVELS = (
                 "hierarchy",
                 {"size": 2000, "unit": "chars"},
                 hint="in the service agreement, parents are about 2,000 characters and children "
-                "about 500: the chunk table lists both, and each child's metadata names its "
+                "about 500: the Chunks tab lists both, and each child's metadata names its "
                 "parent ('parent') and its level.",
+                tab=state.EXPLORE_TABS[2],
             ),
             Stop(
                 "Parent-child on the technical guide",
@@ -252,8 +256,9 @@ LEVELS = (
                 {"size": 2000, "unit": "chars"},
                 hint="in the technical guide, a parent of about 2,000 characters spans several "
                 "sections and its children of about 500 follow the paragraphs inside it: pick "
-                "a child below the table, its metadata names its parent ('parent'); the "
+                "a child in the Chunks tab, its metadata names its parent ('parent'); the "
                 "parent's counts its children ('children').",
+                tab=state.EXPLORE_TABS[2],
             ),
             Stop(
                 "Contextual retrieval with the offline model",
@@ -277,7 +282,7 @@ LEVELS = (
         "(the share of windows where the two disagree; 0 is perfect), boundary similarity B "
         "and boundary F1 (1 is perfect). People do not agree perfectly with each other "
         "either: on published samples, one reader's cuts match another's at B 0.23 to 0.53.",
-        "a reader's 40 cuts of the essay are loaded under “Where would you cut?”: the "
+        "a reader's 40 cuts of the essay are loaded in the “Where would you cut?” tab: the "
         "nine parts and the turns inside them. Paragraph packing at 600 characters makes "
         "every one of them (recall 1.0) and about 115 more (precision 0.26). Open “Edit "
         "boundaries”, click between two words to add a cut, click a ✂ to remove one, "
@@ -290,6 +295,7 @@ LEVELS = (
                 "paragraph",
                 {"size": 600, "unit": "chars"},
                 boundaries={"load": "sample"},
+                tab=state.EXPLORE_TABS[3],
             ),
         ),
     ),
@@ -325,6 +331,8 @@ def _open(level: Level, stop: Stop) -> None:
         state.hand_over("map", stop.map_request)
     if stop.boundaries is not None:
         state.hand_over("boundaries", stop.boundaries)
+    if stop.page == EXPLORE:
+        state.open_tab(state.EXPLORE_TAB_KEY, stop.tab)
     st.session_state[TARGET_KEY] = str(stop.page)
 
 

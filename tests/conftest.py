@@ -73,3 +73,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("browser") is not None:
             item.add_marker(pytest.mark.xdist_group("browser"))
+
+
+def show_explore_tab(at, label: str):
+    """Open Explore's tab ``label`` in an AppTest, as a click on it does, and rerun."""
+    from pages.state import EXPLORE_TAB_KEY, EXPLORE_TABS
+
+    assert label in EXPLORE_TABS, label
+    at.session_state[EXPLORE_TAB_KEY] = label
+    return at.run()

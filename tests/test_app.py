@@ -27,7 +27,8 @@ from pages import (  # the app's modules (pytest's pythonpath has the root)
     param_widgets,
     sidebar,
 )
-from pages.state import param_key
+from pages.state import EXPLORE_TABS, param_key
+from tests.conftest import show_explore_tab
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -144,15 +145,22 @@ def test_first_screen_shows_the_technical_guide_chunked() -> None:
     summary = describe([c.size for c in chunks], "chars")
     assert _metric(at, "Mean (chars)") == f"{summary.mean:,.1f}"
     assert _metric(at, "Max (chars)") == f"{summary.max:,}"
-    assert len(at.get("plotly_chart")) == 1
+    assert [t.label for t in at.tabs] == list(EXPLORE_TABS)
+    # Only the open tab (the boundaries) is drawn: no histogram, table or download yet.
     views = _boundary_html(at)
-    assert len(views) == 2  # the page of the document, and the selected chunk alone
-    assert views[0].count('class="ce-mark"') == len(chunks)
-    labels = {b.label for b in at.get("download_button")}
-    assert {"JSONL", "CSV", "Parquet", "Config (JSON)", "Download config (JSON)"} <= labels
+    assert len(views) == 1 and views[0].count('class="ce-mark"') == len(chunks)
+    assert not at.get("plotly_chart") and not at.dataframe
+    assert [b.label for b in at.get("download_button")] == ["Download config (JSON)"]  # sidebar
+    _ok(show_explore_tab(at, "Sizes"))
+    assert len(at.get("plotly_chart")) == 1 and not _boundary_html(at)
     summary_table = _frame_with(at, "Std. dev.")
     assert summary_table.loc["chars", "Largest"] == summary.max
     assert not [c for c in summary_table.columns if c.islower()]
+    _ok(show_explore_tab(at, "Chunks"))
+    assert len(_boundary_html(at)) == 1  # the selected chunk alone
+    _ok(show_explore_tab(at, "Download and code"))
+    labels = {b.label for b in at.get("download_button")}
+    assert {"JSONL", "CSV", "Parquet", "Config (JSON)", "Download config (JSON)"} <= labels
     assert at.query_params["strategy"] == "recursive"
     assert at.query_params["sample"] == "technical_guide.md"
 
@@ -167,7 +175,7 @@ def test_size_and_overlap_widgets_change_the_numbers() -> None:
     chunks = chunking.chunk(GUIDE, size=300, overlap=60)
     assert _count(at) == len(chunks)
     assert _metric(at, "Min (chars)") == f"{min(c.size for c in chunks):,}"
-    table = _frame_with(at, "tokens")
+    table = _frame_with(show_explore_tab(at, "Chunks"), "tokens")
     assert list(table["start"]) == [c.start for c in chunks]
     assert list(table["end"]) == [c.end for c in chunks]
     assert at.query_params["size"] == "300" and at.query_params["overlap"] == "60"
@@ -227,13 +235,13 @@ def test_invalid_json_list_parameter_is_reported() -> None:
 
 
 def test_selecting_a_chunk_shows_it_alone_with_its_metadata() -> None:
-    at = _ok(_app())
+    at = _ok(show_explore_tab(_app(), "Chunks"))
     at.number_input(key="recursive.size").set_value(120).run()
     chunks = chunking.chunk(GUIDE, size=120)
     at.number_input(key="explore.chunk").set_value(len(chunks) - 1).run()
     _ok(at)
     last = chunks[-1]
-    alone = _boundary_html(at)[-1]  # the selected chunk, drawn on its own
+    (alone,) = _boundary_html(at)  # the selected chunk, drawn on its own
     assert alone.count('class="ce-mark"') == 1 and f'data-i="{last.index}"' in alone
     assert html.unescape(re.sub(r"<[^>]+>", "", alone)) == last.text
     details = at.json[0].value
@@ -244,7 +252,7 @@ def test_selecting_a_chunk_shows_it_alone_with_its_metadata() -> None:
         last.end,
     )
     # the boundary view jumped to the page holding that chunk
-    assert f'data-i="{last.index}"' in _boundary_html(at)[0]
+    assert f'data-i="{last.index}"' in _boundary_html(show_explore_tab(at, "Boundaries"))[0]
 
 
 def test_large_documents_are_drawn_a_page_at_a_time() -> None:
@@ -594,7 +602,7 @@ def test_uploaded_pdf_keeps_page_numbers() -> None:
     at = _ok(_upload("report.pdf", _pdf("First page text here.", "Second page text here.")))
     at.number_input(key="recursive.size").set_value(25).run()
     _ok(at)
-    table = _frame_with(at, "page")
+    table = _frame_with(show_explore_tab(at, "Chunks"), "page")
     assert list(table["page"]) == [1, 2]
 
 
@@ -806,7 +814,7 @@ def test_every_page_of_the_navigation_renders(page: str, title: str) -> None:
 
 
 def test_explore_exports_the_configuration_as_runnable_code() -> None:
-    at = _ok(_app(sample="long_essay.txt"))
+    at = _ok(show_explore_tab(_app(sample="long_essay.txt"), "Download and code"))
     at.selectbox(key="explore.code.target").set_value("langchain").run()
     _ok(at)
     assert any("exact" in s.value for s in at.success)
@@ -820,7 +828,7 @@ def test_explore_exports_the_configuration_as_runnable_code() -> None:
 
 
 def test_a_library_without_an_equivalent_says_why() -> None:
-    at = _ok(_app(sample="long_essay.txt"))
+    at = _ok(show_explore_tab(_app(sample="long_essay.txt"), "Download and code"))
     at.selectbox(key=config_controls.STRATEGY_KEY).set_value("fixed").run()
     at.selectbox(key="explore.code.target").set_value("chonkie").run()
     _ok(at)
@@ -838,7 +846,7 @@ def test_sizes_can_be_counted_in_the_models_word_pieces() -> None:
     _ok(at)
     text = read_path(ROOT / "sample_docs" / "long_essay.txt").text
     assert _count(at) == len(chunking.chunk(text, "recursive", size=200, unit="model"))
-    table = _frame_with(at, "model")
+    table = _frame_with(show_explore_tab(at, "Chunks"), "model")
     assert {"tokens", "model"} <= set(table.columns)  # both sizes for every chunk
     assert (table["model"] <= 200).all()
 

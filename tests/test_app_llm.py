@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 import chunking
 from pages import config_controls, sidebar
+from pages.state import EXPLORE_TAB_KEY
 from tests.llm_server import QUOTING, serve
 
 # One worker runs this module (--dist loadgroup): its endpoint loads the model once.
@@ -137,6 +138,7 @@ def test_explore_shows_the_context_already_written_for_a_chunk() -> None:
     llm = make_llm()  # the offline model, as the page's settings say; never called here
     request = context_request(TEXT, chunks[0])
     llm.cache.put(llm.name, request.system, request.prompt, Answer("About shards.", 9, 3, 0.1))
+    at.session_state[EXPLORE_TAB_KEY] = "Chunks"  # the chunk on its own, with its notes
     _ok(at.switch_page("pages/explore_page.py").run())
     shown = [j.value for j in at.json]
     assert any("About shards." in str(value) for value in shown)

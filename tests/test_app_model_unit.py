@@ -27,6 +27,7 @@ from chunking.evaluation.sweep import Grid, Snapshot
 from pages import config_controls, evaluate_grid, evaluate_results
 from pages.param_widgets import option_label
 from pages.state import param_key
+from tests.conftest import show_explore_tab
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -122,7 +123,8 @@ def test_explore_sizes_count_the_word_pieces_of_a_folder_model_chosen_for_them(
         "pieces, not for this model: a size up to 126 fits it."
     ) in _texts(at, "caption")
     expected = chunking.run(GUIDE, config)
-    sizes = _frame_with(at, option_label(resolved.unit))[option_label(resolved.unit)]
+    sizes = _frame_with(show_explore_tab(at, "Chunks"), option_label(resolved.unit))
+    sizes = sizes[option_label(resolved.unit)]
     assert sizes.tolist() == [c.size for c in expected]
     # the cased tokenizer counts otherwise than the bundled one on this text
     bundled = chunking.get_sizer("model")
@@ -178,7 +180,8 @@ def test_an_endpoint_counted_in_cl100k_sizes_in_cl100k_tokens_with_its_window() 
     assert "Sizes count cl100k_base tokens (the model reads 500 of them)" in _texts(at, "caption")
     assert not at.warning or "guessed" not in _texts(at, "warning")
     expected = chunking.run(GUIDE, config)
-    assert _frame_with(at, "tokens")["tokens"].tolist() == [c.size for c in expected]
+    table = _frame_with(show_explore_tab(at, "Chunks"), "tokens")
+    assert table["tokens"].tolist() == [c.size for c in expected]
     assert at.query_params["unit"] == "model"
 
 

@@ -22,6 +22,7 @@ from chunking.evaluation.datasets import CODE, evaluate_given, find_dataset, loa
 from chunking.evaluation.passk import k_display, with_k_columns
 from chunking.evaluation.sweep import COLUMN_LABELS
 from pages import evaluate_code_set, evaluate_questions, sidebar
+from pages.state import EXPLORE_TAB_KEY
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -88,8 +89,9 @@ def _escaped(page: str) -> None:
 
 
 def _hostile_explore() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    at = _ok(at.switch_page("pages/explore_page.py").run())
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state[EXPLORE_TAB_KEY] = "Download and code"  # where the report is offered
+    at = _ok(at.run().switch_page("pages/explore_page.py").run())
     at.radio(key=sidebar.SOURCE_KEY).set_value("Paste").run()
     at.text_area(key=sidebar.PASTE_KEY).set_value(HOSTILE).run()
     return _ok(at)

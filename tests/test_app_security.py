@@ -18,6 +18,7 @@ import chunking
 from chunking.documents.tokenizers import NOT_STORED, store_tokenizer, tokenizer_dir
 from chunking.output.places import DATA_DIR_ENV
 from chunking.units import TOKENIZER_PREFIX
+from pages.state import EXPLORE_TAB_KEY
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -40,6 +41,7 @@ def _explore(**query: str) -> AppTest:
     """The app opened from a link with ``query``, then on the Explore page."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.session_state["explore.sink_model"] = "hash"
+    at.session_state[EXPLORE_TAB_KEY] = "Download and code"  # the box's tab
     at.session_state["explore.vector_db"] = True  # the box's expander open
     at.query_params.update(query)
     return _ok(_ok(at.run()).switch_page("pages/explore_page.py").run())

@@ -20,6 +20,7 @@ from chunking.documents.corpus import doc_id
 from chunking.documents.io import read_bytes
 from chunking.output.places import DATA_DIR_ENV
 from chunking.sinks import SinkWriter, Written, collection_name, write_records
+from pages.state import EXPLORE_TAB_KEY
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -41,7 +42,8 @@ def _open(page: str, prefix: str) -> AppTest:
     the box is drawn: AppTest cannot type a new option into a select box)."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.session_state[f"{prefix}.sink_model"] = "hash"
-    if prefix == "explore":  # there, the box is drawn while its expander is open
+    if prefix == "explore":  # there, in its tab, the box is drawn while it is open
+        at.session_state[EXPLORE_TAB_KEY] = "Download and code"
         at.session_state["explore.vector_db"] = True
     return _ok(at.run().switch_page(f"pages/{page}").run())
 
@@ -119,6 +121,7 @@ def test_explores_box_is_drawn_only_while_its_expander_is_open() -> None:
     drawn. Opened, it is drawn. (That it stays open across pages needs a real click:
     ``tests/e2e/test_vector_box_browser.py``.)"""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state[EXPLORE_TAB_KEY] = "Download and code"
     at = _ok(at.run().switch_page("pages/explore_page.py").run())
     assert [e.label for e in at.expander].count("Write to a vector database") == 1
     assert not [t for t in at.text_input if t.key == "explore.sink_path"]

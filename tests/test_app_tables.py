@@ -20,6 +20,7 @@ from chunking.analysis.recommend import recommend
 from chunking.documents.io import read_path
 from chunking.output.preview import preview
 from pages import config_controls, explore_page, sidebar, tour_page
+from tests.conftest import show_explore_tab
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -106,7 +107,7 @@ def test_an_uploaded_csv_gets_the_table_strategy_and_shows_the_header_it_carries
     chunks = chunking.run(text, rec.config)
     assert all(c.text == text[c.start : c.end] for c in chunks)
     assert all(c.metadata.get("table_rows") for c in chunks)
-    box = _check_groups(at, chunks)
+    box = _check_groups(show_explore_tab(at, "Chunks"), chunks)
     assert "price <EUR>" not in box  # escaped, never markup
 
 
@@ -125,6 +126,7 @@ def test_the_tour_table_stop_opens_a_table_cut_into_groups_that_carry_the_header
     assert at.selectbox(key=config_controls.STRATEGY_KEY).value == stop.strategy
     hint = [i.value for i in at.main.info if "Try it" in i.value]
     assert hint and "every group carries the header" in hint[0]
+    assert _chunk_table(at) is not None  # the stop opened the Chunks tab
     text = read_path(ROOT / "sample_docs" / stop.sample).text
     chunks = chunking.run(text, chunking.Config.create(stop.strategy, **stop.params))
     _check_groups(at, chunks)

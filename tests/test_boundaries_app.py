@@ -16,6 +16,7 @@ from chunking.evaluation.boundaries import boundary_scores
 from chunking.evaluation.gold import read_gold
 from chunking.viz.boundaries import agreement_ranking, marked_text_html
 from pages import boundary_editor, config_controls, tour_page
+from tests.conftest import show_explore_tab
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -85,7 +86,7 @@ def test_a_wider_tolerance_in_sentences_changes_the_scores() -> None:
 
 def test_starting_from_the_chunks_scores_them_perfect_and_from_none_empty() -> None:
     at = _ok(AppTest.from_file(APP, default_timeout=TIMEOUT).run())
-    _ok(at.switch_page("pages/explore_page.py").run())
+    _ok(show_explore_tab(at.switch_page("pages/explore_page.py"), "Where would you cut?"))
     assert not _metrics(at)  # no gold yet: nothing to score
     _ok(at.button(key="boundaries.from_chunks").click().run())
     metrics = _metrics(at)

@@ -27,6 +27,7 @@ from chunking.output.export import chunk_records
 from chunking.output.places import DATA_DIR_ENV
 from chunking.sinks import collection_name, write_records
 from chunking.sinks.lance import LanceSink
+from pages.state import EXPLORE_TAB_KEY
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -166,6 +167,7 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def _explore_with_hash_model() -> AppTest:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.session_state["explore.sink_model"] = "hash"
+    at.session_state[EXPLORE_TAB_KEY] = "Download and code"  # the box's tab
     at.session_state["explore.vector_db"] = True  # the box's expander open
     at = at.run().switch_page("pages/explore_page.py").run()
     at.radio(key="source").set_value("Paste").run()

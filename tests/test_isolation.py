@@ -30,6 +30,7 @@ from chunking.embedding.models import embed_chunks, get_embedder
 from chunking.embedding.projection import array_key
 from chunking.output.export import chunk_pages
 from pages import cached, chunk_tables, map_page, sidebar
+from pages.state import EXPLORE_TAB_KEY
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -218,8 +219,9 @@ def _count(at: AppTest) -> int:
 
 
 def _session(text: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    at = at.switch_page("pages/explore_page.py").run()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state[EXPLORE_TAB_KEY] = "Download and code"  # kept across the page changes
+    at = at.run().switch_page("pages/explore_page.py").run()
     at.radio(key=sidebar.SOURCE_KEY).set_value("Upload").run()
     at.file_uploader(key=sidebar.UPLOAD_KEY).set_value((NAME, text.encode(), "text/plain"))
     return _ok(at.run())

@@ -13,6 +13,7 @@ import chunking
 from chunking.documents.io import read_bytes
 from chunking.viz.pdf_pages import Element
 from pages import pdf_view, sidebar
+from tests.conftest import show_explore_tab
 from tests.test_app import _app, _ok
 from tests.test_pdf import two_columns, with_furniture
 from tests.test_pdf_pages import selected_text
@@ -77,8 +78,8 @@ def test_the_page_view_follows_the_text_pager_and_the_selected_chunk() -> None:
     size = int(at.number_input(key="recursive.size").value)
     chunks = chunking.chunk(doc.text, "recursive", size=size)
     last = len(chunks) - 1
-    at.number_input(key="explore.chunk").set_value(last).run()
-    _ok(at)
+    show_explore_tab(at, "Chunks").number_input(key="explore.chunk").set_value(last).run()
+    _ok(show_explore_tab(at, "Boundaries"))
     (svg,) = _svgs(at)
     page = doc.page_of(chunks[last].start)
     assert page == 3
@@ -159,14 +160,14 @@ def test_clicking_a_rectangle_selects_its_chunk_in_both_views() -> None:
     doc = read_bytes(data, "report.pdf")
     size = int(at.number_input(key="recursive.size").value)
     chunks = doc.with_pages(chunking.chunk(doc.text, "recursive", size=size))
-    assert at.number_input(key="explore.chunk").value == 0
+    assert "explore.chunk" not in at.session_state  # nothing selected yet: the first
     # a chunk of page 2, clicked there
     target = next(c for c in chunks if c.metadata["pages"] == [2])
     at.number_input(key=pdf_view.PAGE_KEY).set_value(2).run()
     (svg,) = _svgs(at)
     assert f'data-chunk="{target.index}"' in svg
     _ok(_click(at, target.index, 2))
-    assert at.number_input(key="explore.chunk").value == target.index
+    assert at.session_state["explore.chunk"] == target.index
     assert at.number_input(key=pdf_view.PAGE_KEY).value == 2
     (svg,) = _svgs(at)
     boxes = [b for b in target.metadata["boxes"] if b[0] == 2]
@@ -175,7 +176,9 @@ def test_clicking_a_rectangle_selects_its_chunk_in_both_views() -> None:
     assert selected_text(boundary) == target.text
     # a click that names no chunk changes nothing
     _ok(_click(at, len(chunks) + 5, 2))
-    assert at.number_input(key="explore.chunk").value == target.index
+    assert at.session_state["explore.chunk"] == target.index
+    chunk_tab = show_explore_tab(at, "Chunks")
+    assert chunk_tab.number_input(key="explore.chunk").value == target.index
 
 
 def test_a_click_names_a_chunk_only_when_valid() -> None:

@@ -11,7 +11,7 @@ from playwright.sync_api import Page, expect
 
 import chunking
 from chunking.documents.io import read_bytes
-from tests.e2e.harness import screenshot_dir
+from tests.e2e.harness import open_explore_tab, screenshot_dir
 from tests.test_pdf import two_column_report
 
 pytestmark = pytest.mark.browser
@@ -51,11 +51,15 @@ def test_a_pdf_page_shows_chunk_rectangles_hover_and_selection(page: Page, app_u
     first.hover()
     assert (first.get_attribute("title") or "").startswith(said)
 
-    # selecting from the Chunk input outlines it on the page and in the text
+    # selecting from the Chunk input (the Chunks tab) outlines it on the page and in the
+    # text (the Boundaries tab)
     last = max(index for index, _ in on_first)
+    open_explore_tab(page, "Chunks")
     field = page.locator('input[type="number"][aria-label="Chunk"]')
     field.fill(str(last))
     field.press("Enter")
+    expect(field).to_have_value(str(last))
+    open_explore_tab(page, "Boundaries")
     expect(view.locator(f'.ce-selected[data-chunk="{last}"]').first).to_be_visible()
     text_view = page.locator("div.ce-doc:not(.ce-legend)").first
     expect(text_view.locator(f'.ce-selected[data-chunks~="{last}"]').first).to_be_visible()
@@ -63,9 +67,12 @@ def test_a_pdf_page_shows_chunk_rectangles_hover_and_selection(page: Page, app_u
     # clicking a rectangle selects its chunk
     other = next(index for index, _ in on_first if index != last)
     view.locator(f'.ce-pdf-chunk[data-chunk="{other}"]').first.click()
-    expect(field).to_have_value(str(other))
     expect(view.locator(f'.ce-selected[data-chunk="{other}"]').first).to_be_visible()
     expect(text_view.locator(f'.ce-selected[data-chunks~="{other}"]').first).to_be_visible()
+    open_explore_tab(page, "Chunks")
+    expect(field).to_have_value(str(other))
+    open_explore_tab(page, "Boundaries")
+    expect(view.locator(f'.ce-selected[data-chunk="{other}"]').first).to_be_visible()
     page.locator('iframe[title*="pdf_pages"]').screenshot(
         path=str(screenshot_dir() / "pdf_page_view.png")
     )

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.harness import screenshot_dir, start_server, stop_server
+from tests.e2e.harness import open_explore_tab, screenshot_dir, start_server, stop_server
 from tests.e2e.test_corpus_browser import _finished
 
 pytestmark = pytest.mark.browser
@@ -45,8 +45,9 @@ def test_the_vector_box_starts_clean_below_the_data_folder(browser, tmp_path: Pa
         expect(page.get_by_role("heading", name="Explore", exact=True)).to_be_visible(
             timeout=120_000
         )
-        # the box is drawn once its expander is opened, and is open again after
-        # another page was shown
+        # the box is drawn once its tab and its expander are opened, and both are open
+        # again after another page was shown
+        open_explore_tab(page, "Download and code")
         page.get_by_text("Write to a vector database", exact=True).click()
         _box(page, "explore")
         page.get_by_test_id("stSidebarNav").get_by_role("link", name="Compare").click()
