@@ -200,7 +200,7 @@ def page_view(
     click = " Click a rectangle to select its chunk." if on_select is not None else ""
     st.caption(
         " · ".join(notes) + ". Hover over a rectangle for its chunk's index, offsets and "
-        "size; the selected chunk (Chunks, below) is outlined in red." + click
+        "size; the chunk selected in the Chunks tab is outlined in red." + click
     )
 
 
