@@ -28,6 +28,7 @@ from chunking.output.places import DATA_DIR_ENV
 from chunking.sinks import SinkError, collection_name, write_records
 from chunking.sinks.journal import JOURNAL_DIR, Journal, marker_path, unfinished, unfinished_in
 from chunking.sinks.lance import LanceSink
+from pages.state import EXPLORE_TAB_KEY
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -214,6 +215,7 @@ def upsert_then_die(self, batch, label):
 LanceSink.upsert = upsert_then_die
 at = AppTest.from_file({app!r}, default_timeout=180)
 at.session_state["explore.sink_model"] = "hash"
+at.session_state["explore.tab"] = "Download and code"  # the box's tab
 at.session_state["explore.vector_db"] = True  # the box's expander open
 at = at.run().switch_page("pages/explore_page.py").run()
 assert not at.exception, [e.value for e in at.exception]
@@ -242,6 +244,7 @@ def test_the_page_comes_back_saying_incomplete_and_a_rerun_completes_it(
 
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)  # a new session: the server is back
     at.session_state["explore.sink_model"] = "hash"
+    at.session_state[EXPLORE_TAB_KEY] = "Download and code"  # the box's tab
     at.session_state["explore.vector_db"] = True  # the box's expander open
     at = at.run().switch_page("pages/explore_page.py").run()
     assert not at.exception, [e.value for e in at.exception]
