@@ -27,7 +27,6 @@ import argparse
 import asyncio
 import os
 import statistics
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +34,7 @@ from pathlib import Path
 from playwright.async_api import async_playwright
 
 from bench.load.browser import COUNT_JS, IDLE_JS, size_field
-from bench.load.common import ROOT, SIZES, expected_count, load, percentile, sample_path
+from bench.load.common import SIZES, expected_count, load, percentile, sample_path
 from chunking.documents.io import read_path
 from tests.e2e.harness import (
     CHROMIUM,
@@ -178,10 +177,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=1)
     parser.add_argument("--changes", type=int, default=6)
-    args = parser.parse_args()
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    asyncio.run(run(args))
+    asyncio.run(run(parser.parse_args()))
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ LENS_QUESTION_KEY = "explore.lens_question"
 VECTOR_DB_KEY = "explore.vector_db"
 #: Explore's tabs (``state.EXPLORE_TABS``). Only the open tab is drawn: a size change
 #: redraws the counts and one section, which cut what each browser spends on it from
-#: 0.63 to 0.33 CPU seconds (``bench/bench_render.py``).
+#: 0.63 to 0.25 CPU seconds (``bench/bench_render.py``).
 BOUNDARIES, SIZES, CHUNKS, EDITOR, DOWNLOAD = state.EXPLORE_TABS
 #: How the boundary view colours chunks: by position (even/odd) or by retrieval traffic.
 COLOURINGS = {"position": "even / odd chunk", "retrieved": "retrieval traffic (heat)"}

@@ -49,11 +49,20 @@ def clamp_state(key: str, lo: int, hi: int) -> None:
     st.session_state[key] = min(max(lo, int(value)), hi)
 
 
+def _kept(key: str) -> str:
+    """Where a lazy expander's or tabs' open state outlives its widget's (page changes)."""
+    return f"_ce_open.{key}"
+
+
+def _asked(key: str) -> str:
+    return f"_ce_ask.{key}"
+
+
 def lazy_expander(label: str, key: str) -> ExpanderContainer:
     """An expander whose content the caller draws only while it is ``.open`` (a closed
     one costs the rerun and the browser nothing), open again when its page is shown
     again: Streamlit drops an expander's state with its page, so it is kept here too."""
-    kept = f"_ce_open.{key}"
+    kept = _kept(key)
 
     def remember() -> None:
         st.session_state[kept] = bool(st.session_state.get(key))
@@ -67,18 +76,18 @@ def lazy_tabs(labels: Sequence[str], key: str) -> dict[str, TabContainer]:
     """Tabs whose content the caller draws only for the ``.open`` one (a rerun redraws
     that tab alone), by label; the open tab is kept while other pages are shown and can
     be chosen beforehand with :func:`open_tab`."""
-    kept = f"_ce_open.{key}"
-    asked = st.session_state.pop(f"_ce_ask.{key}", None)
+    kept = _kept(key)
+    asked = st.session_state.pop(_asked(key), None)
     if asked in labels:  # before the widget is drawn, as Streamlit allows
         st.session_state[key] = st.session_state[kept] = asked
 
     def remember() -> None:
         st.session_state[kept] = st.session_state.get(key)
 
-    chosen = st.session_state.get(kept)
     if key in st.session_state:  # the widget's own state (a default would be ignored)
         tabs = st.tabs(labels, key=key, on_change=remember)
     else:  # first drawn, or again after another page: the tab last open
+        chosen = st.session_state.get(kept)
         default = chosen if chosen in labels else None
         tabs = st.tabs(labels, key=key, on_change=remember, default=default)
     return dict(zip(labels, tabs, strict=True))
@@ -86,7 +95,7 @@ def lazy_tabs(labels: Sequence[str], key: str) -> dict[str, TabContainer]:
 
 def open_tab(key: str, label: str) -> None:
     """Show ``label`` the next time the tabs of :func:`lazy_tabs` ``key`` are drawn."""
-    st.session_state[f"_ce_ask.{key}"] = label
+    st.session_state[_asked(key)] = label
 
 
 #: Explore's sections below its counts, one tab each (:func:`lazy_tabs`): only the open

@@ -60,8 +60,8 @@ class Stop:
     map_request: Mapping[str, Any] | None = None
     #: Settings for Explore's boundary editor (``{"load": "sample"}``: the sample's gold).
     boundaries: Mapping[str, Any] | None = None
-    #: The Explore tab the stop opens (``state.EXPLORE_TABS``).
-    tab: str = state.EXPLORE_TABS[0]
+    #: The Explore tab the stop opens (one of ``state.EXPLORE_TABS``).
+    tab: str = "Boundaries"
     #: False when the page works without the strategy (the sidebar is then left alone).
     needs_strategy: bool = True
     #: The "Try it" hint shown on the page this stop opens; empty: the level's.
@@ -71,6 +71,10 @@ class Stop:
     #: What a slow stop says before it starts, and how long it takes on its button.
     slow_note: str = SLOW_NOTE
     duration: str = "~25 s the first time"
+
+    def __post_init__(self) -> None:
+        if self.tab not in state.EXPLORE_TABS:
+            raise ValueError(f"tour stop {self.label!r}: no Explore tab {self.tab!r}")
 
 
 @dataclass(frozen=True)
@@ -176,7 +180,7 @@ LEVELS = (
                 "the next in its metadata ('context', a column of the chunk table) that the "
                 "model reads before the rows. Pick a chunk whose 'table_rows' is filled: a "
                 "later group shows its header above it.",
-                tab=state.EXPLORE_TABS[2],
+                tab="Chunks",
             ),
         ),
     ),
@@ -246,7 +250,7 @@ LEVELS = (
                 hint="in the service agreement, parents are about 2,000 characters and children "
                 "about 500: the Chunks tab lists both, and each child's metadata names its "
                 "parent ('parent') and its level.",
-                tab=state.EXPLORE_TABS[2],
+                tab="Chunks",
             ),
             Stop(
                 "Parent-child on the technical guide",
@@ -258,7 +262,7 @@ LEVELS = (
                 "sections and its children of about 500 follow the paragraphs inside it: pick "
                 "a child in the Chunks tab, its metadata names its parent ('parent'); the "
                 "parent's counts its children ('children').",
-                tab=state.EXPLORE_TABS[2],
+                tab="Chunks",
             ),
             Stop(
                 "Contextual retrieval with the offline model",
@@ -295,7 +299,7 @@ LEVELS = (
                 "paragraph",
                 {"size": 600, "unit": "chars"},
                 boundaries={"load": "sample"},
-                tab=state.EXPLORE_TABS[3],
+                tab="Where would you cut?",
             ),
         ),
     ),

@@ -26,7 +26,7 @@ from bench.load.common import (
     uploaded_text,
 )
 from chunking.documents.io import read_path
-from tests.e2e.harness import CHROMIUM, CHROMIUM_ARGS, wait_until_idle
+from tests.e2e.harness import CHROMIUM, CHROMIUM_ARGS, IDLE_JS, wait_until_idle
 
 COUNT_JS = """() => {
   const m = [...document.querySelectorAll('[data-testid="stMetric"]')]
@@ -42,11 +42,6 @@ SETTLED_JS = """([e, settle]) => {
   window.__ceSince = window.__ceSince || Date.now();
   return Date.now() - window.__ceSince > settle * 1000 ? "wrong:" + v : false;
 }""".replace("COUNT", COUNT_JS)
-#: True once the app's script run has finished (the attribute Streamlit sets for tests).
-IDLE_JS = (
-    "() => { const app = document.querySelector('[data-testid=\"stApp\"]'); "
-    "return !!app && app.dataset.testScriptState === 'notRunning'; }"
-)
 ERRORS_JS = """() => [...document.querySelectorAll(
     '[data-testid="stException"], [data-testid="stAlertContentError"]')]
   .map(e => e.innerText.slice(0, 200))"""

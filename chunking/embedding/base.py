@@ -159,8 +159,8 @@ class Embedder:
         todo = [texts[missing[k][0]] for k in pending]
         # the machine's demand is read (/proc, up to 0.1 s) only for a run it can time:
         # a rerun that finds every vector cached pays nothing
-        timed = self.speed is not None and bool(todo)
-        started, load = time.perf_counter(), timing.contention() if timed else 1.0
+        speed = self.speed if todo else None
+        started, load = time.perf_counter(), timing.contention() if speed is not None else 1.0
         for rows in self.plan_batches(todo, batch_size):
             batch = [pending[i] for i in rows]
             vectors = self._encode_batch([todo[i] for i in rows])
@@ -172,9 +172,8 @@ class Embedder:
                 done += len(missing[key])
             if progress is not None:
                 progress(done, total, "texts embedded")
-        if timed:
-            assert self.speed is not None
-            idle = self.speed.embedding_seconds(timing.piece_counts(todo, self.count_tokens_batch))
+        if speed is not None:
+            idle = speed.embedding_seconds(timing.piece_counts(todo, self.count_tokens_batch))
             timing.record(self.name, timing.EMBED, idle, time.perf_counter() - started, load)
         return out
 

@@ -165,12 +165,16 @@ def app_server(url: str | None = None, extra_args: Sequence[str] = ()) -> Iterat
         stop_server(process)
 
 
+#: True once the app's script run has finished (the attribute Streamlit sets for tests).
+IDLE_JS = (
+    "() => { const app = document.querySelector('[data-testid=\"stApp\"]'); "
+    "return !!app && app.dataset.testScriptState === 'notRunning'; }"
+)
+
+
 def open_explore_tab(page, label: str) -> None:
     """Click Explore's tab ``label`` and wait until its section is drawn (the run it
     asks for has ended)."""
     page.get_by_role("tab", name=label, exact=True).click()
-    page.wait_for_function(
-        "() => { const app = document.querySelector('[data-testid=\"stApp\"]'); "
-        "return !!app && app.dataset.testScriptState === 'notRunning'; }"
-    )
+    page.wait_for_function(IDLE_JS)
     page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')")
